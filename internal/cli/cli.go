@@ -1,0 +1,246 @@
+// Package cli is ceiling's command line: it parses flags into configuration,
+// runs commands, and maps errors to one-line messages and exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/engines"
+	"github.com/ceiling-db/ceiling/internal/workload/all"
+)
+
+// Version is set at build time with -ldflags "-X …/cli.Version=v1.2.3".
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// env gives commands their I/O, so tests can run them in-process.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	isTTY          bool
+}
+
+// Run runs ceiling with args (without the program name) and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, isTTY: isTerminal(stdout)}
+	root := e.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "ceiling: %s\n", oneLine(target.Redact(err.Error())))
+	}
+	return exitCode(err)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (e *env) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ceiling",
+		Short: "Find how much load a SQL database sustains and which resource sets the ceiling",
+		Long: `ceiling measures how much load a SQL database sustains, at what request rate it
+saturates, and which resource sets that ceiling (log writes, data-file IO, CPU,
+memory, locks). It runs on an embedded SQLite database by default: no server needed.`,
+		Example: `  ceiling run inserts-deletes                       # 60 s on sqlite:ceiling.db
+  ceiling run single-inserts --ops 10000 --durability full
+  ceiling run inserts-deletes -c 4 -T 20s --db sqlite:/tmp/test.db
+  ceiling workloads`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.AddCommand(e.runCmd(), e.prepareCmd(), e.cleanupCmd(), e.workloadsCmd(), e.versionCmd())
+	// Unknown subcommands are usage errors.
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q", args[0])
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	return root
+}
+
+func (e *env) workloadsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "workloads",
+		Short: "List the workloads",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, m := range all.Registry() {
+				fmt.Fprintf(e.stdout, "%-18s %s\n", m.Name, m.Description)
+			}
+			return nil
+		},
+	}
+}
+
+func (e *env) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(e.stdout, "ceiling %s\n", version())
+			return nil
+		},
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q", cmd.CommandPath(), args[0])
+	}
+	return nil
+}
+
+// workloadParent builds "run", "prepare" or "cleanup" with one subcommand per
+// workload, so each workload's own flags appear in its --help.
+func (e *env) workloadParent(use, short string, sub func(name string) *cobra.Command) *cobra.Command {
+	parent := &cobra.Command{
+		Use:   use + " WORKLOAD [flags]",
+		Short: short,
+		// Flags belong to the workload subcommands; an unknown workload
+		// must be reported as such, not as an unknown flag.
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				_, err := all.Registry().Lookup(args[0])
+				return &UsageError{Err: err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("%s needs a workload: one of %s", cmd.CommandPath(), workloadNames())
+		},
+	}
+	for _, m := range all.Registry() {
+		parent.AddCommand(sub(m.Name))
+	}
+	return parent
+}
+
+func workloadNames() string {
+	var names []string
+	for _, m := range all.Registry() {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// targetFlags are the flags shared by every command that reaches a database.
+type targetFlags struct {
+	db         string
+	durability string
+}
+
+func (f *targetFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.db, "db", "", "database DSN: "+engines.Schemes+" (default $CEILING_DB, else "+engines.DefaultDSN+")")
+}
+
+func (e *env) dsn(f *targetFlags) string {
+	if f.db != "" {
+		return f.db
+	}
+	if v := e.getenv("CEILING_DB"); v != "" {
+		return v
+	}
+	return engines.DefaultDSN
+}
+
+func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int) (target.Target, error) {
+	d, err := target.ParseDurability(f.durability)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	t, err := engines.Open(ctx, target.Options{DSN: e.dsn(f), Durability: d, MaxConns: threads + 2})
+	if err != nil {
+		if errors.Is(err, target.ErrBadDSN) {
+			return nil, &UsageError{Err: err}
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// closeTarget closes t with a fresh context, so settings are restored even
+// after Ctrl-C.
+func closeTarget(t target.Target) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return t.Close(ctx)
+}
+
+// onceCloser returns a function that closes t the first time it is called
+// and returns that first result ever after.
+func onceCloser(t target.Target) func() error {
+	var (
+		done bool
+		err  error
+	)
+	return func() error {
+		if !done {
+			done = true
+			err = closeTarget(t)
+		}
+		return err
+	}
+}
+
+// durationValue is a time.Duration flag that also accepts plain seconds
+// ("-T 60"), as pgbench and sysbench do.
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return "0s"
+	}
+	return v.d.String()
+}
+func (v durationValue) Type() string { return "duration" }
+func (v durationValue) Set(s string) error {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		*v.d = time.Duration(n * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (e.g. 30s, 5m, or plain seconds)", s)
+	}
+	*v.d = d
+	return nil
+}

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runCLI runs ceiling in-process and returns its exit code, stdout and stderr.
+func runCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// result is the part of the JSON result document the tests read.
+type result struct {
+	Schema  string `json:"schema"`
+	Partial bool   `json:"partial"`
+	Target  struct {
+		Engine     string `json:"engine"`
+		Version    string `json:"version"`
+		DSN        string `json:"dsn"`
+		Durability struct {
+			Mode, Setting, Before, During, After string
+		} `json:"durability"`
+	} `json:"target"`
+	Workload struct {
+		Name   string         `json:"name"`
+		Params map[string]any `json:"params"`
+	} `json:"workload"`
+	Load struct {
+		Model   string `json:"model"`
+		Threads int    `json:"threads"`
+	} `json:"load"`
+	Summary struct {
+		Requests       int64   `json:"requests"`
+		RequestsPerSec float64 `json:"requests_per_sec"`
+		Rows           int64   `json:"rows"`
+		RowsPerSec     float64 `json:"rows_per_sec"`
+		Bytes          int64   `json:"bytes"`
+		MBPerMin       float64 `json:"mb_per_min"`
+		Errors         int64   `json:"errors"`
+		ElapsedS       float64 `json:"elapsed_s"`
+		LatencyMs      *struct {
+			P50, P90, P95, P99, P999, Max float64
+		} `json:"latency_ms"`
+		ByOp map[string]struct {
+			Requests int64   `json:"requests"`
+			Bytes    int64   `json:"bytes"`
+			Rows     int64   `json:"rows"`
+			MBPerMin float64 `json:"mb_per_min"`
+		} `json:"by_op"`
+	} `json:"summary"`
+	Costs struct {
+		LogBytesPerOp *float64 `json:"log_bytes_per_op"`
+		LogSyncsPerOp *float64 `json:"log_syncs_per_op"`
+		CPUusPerOp    *float64 `json:"cpu_us_per_op"`
+	} `json:"costs"`
+	Files []struct {
+		Name         string   `json:"name"`
+		Role         string   `json:"role"`
+		Writes       int64    `json:"writes"`
+		Syncs        int64    `json:"syncs"`
+		BytesWritten int64    `json:"bytes_written"`
+		KBPerWrite   *float64 `json:"kb_per_write"`
+	} `json:"files"`
+	Intervals  []map[string]any  `json:"intervals"`
+	Steps      []any             `json:"steps"`
+	Verdict    any               `json:"verdict"`
+	Histograms map[string]string `json:"histograms"`
+}
+
+func readResult(t *testing.T, dir string) (result, string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("want exactly one result in %s, got %v (%v)", dir, files, err)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("result is not valid JSON: %v", err)
+	}
+	if r.Schema != "ceiling.result/v1" {
+		t.Fatalf("schema: got %q", r.Schema)
+	}
+	return r, files[0]
+}
+
+func logFile(t *testing.T, r result) (writes, syncs, bytes int64) {
+	t.Helper()
+	for _, f := range r.Files {
+		if f.Role == "log" && strings.HasSuffix(f.Name, "-wal") {
+			return f.Writes, f.Syncs, f.BytesWritten
+		}
+	}
+	t.Fatalf("no WAL file in result files: %+v", r.Files)
+	return
+}
+
+// TestSingleInsertsDurability reproduces the delayed-durability experiment on
+// the embedded engine: about one WAL sync per transaction at full durability,
+// far fewer (and more bytes per sync) when relaxed.
+func TestSingleInsertsDurability(t *testing.T) {
+	const ops = 600
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "t.db")
+
+	outFull := filepath.Join(dir, "full")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--ops", "600", "--durability", "full", "--out", outFull)
+	if code != 0 {
+		t.Fatalf("full: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	full, _ := readResult(t, outFull)
+	if full.Summary.Requests != ops || full.Summary.Rows != ops || full.Summary.Bytes != ops*12 {
+		t.Fatalf("full: requests %d rows %d bytes %d, want %d, %d, %d", full.Summary.Requests, full.Summary.Rows, full.Summary.Bytes, ops, ops, ops*12)
+	}
+	if full.Target.Engine != "sqlite" || full.Target.Durability.During != "FULL" || full.Workload.Name != "single-inserts" || full.Load.Model != "closed" {
+		t.Fatalf("full: target/workload/load: %+v %+v %+v", full.Target, full.Workload, full.Load)
+	}
+	_, fullSyncs, _ := logFile(t, full)
+	if fullSyncs < ops*9/10 || fullSyncs > ops*11/10 {
+		t.Fatalf("full: %d WAL syncs for %d commits, want about one per commit", fullSyncs, ops)
+	}
+	if c := full.Costs.LogSyncsPerOp; c == nil || math.Abs(*c-1) > 0.1 {
+		t.Fatalf("full: costs.log_syncs_per_op = %v, want ≈1", c)
+	}
+	if full.Costs.CPUusPerOp != nil {
+		t.Fatalf("full: cpu_us_per_op should be null (not measured), got %v", *full.Costs.CPUusPerOp)
+	}
+	if !strings.Contains(stdout, "ceiling.db") && !strings.Contains(stdout, "t.db-wal") {
+		t.Fatalf("full: console has no file IO table:\n%s", stdout)
+	}
+	if full.Summary.LatencyMs == nil || full.Summary.LatencyMs.P99 <= 0 || full.Summary.LatencyMs.Max < full.Summary.LatencyMs.P50 {
+		t.Fatalf("full: latency %+v", full.Summary.LatencyMs)
+	}
+	if _, ok := full.Histograms["insert"]; !ok {
+		t.Fatalf("full: no serialized histogram for insert")
+	}
+
+	outRelaxed := filepath.Join(dir, "relaxed")
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--ops", "600", "--durability", "relaxed", "--out", outRelaxed)
+	if code != 0 {
+		t.Fatalf("relaxed: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	relaxed, _ := readResult(t, outRelaxed)
+	_, relSyncs, relBytes := logFile(t, relaxed)
+	if relSyncs*10 > ops {
+		t.Fatalf("relaxed: %d WAL syncs for %d commits, want far fewer than one per commit", relSyncs, ops)
+	}
+	if relaxed.Target.Durability.During != "NORMAL" {
+		t.Fatalf("relaxed: synchronous during the run = %q, want NORMAL", relaxed.Target.Durability.During)
+	}
+	// Bytes per sync grow as syncs group many commits.
+	_, _, fullBytes := logFile(t, full)
+	if relSyncs > 0 && float64(relBytes)/float64(relSyncs) <= float64(fullBytes)/float64(fullSyncs) {
+		t.Fatalf("relaxed: bytes per sync %d/%d not above full's %d/%d", relBytes, relSyncs, fullBytes, fullSyncs)
+	}
+}
+
+func TestInsertsDeletesMixAndVolume(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "inserts-deletes", "--db", "sqlite:"+filepath.Join(dir, "t.db"),
+		"-c", "4", "-T", "2s", "--rows", "2000", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r, _ := readResult(t, out)
+	ins, del := r.Summary.ByOp["insert"], r.Summary.ByOp["delete"]
+	total := ins.Requests + del.Requests
+	if total < 100 || total != r.Summary.Requests {
+		t.Fatalf("requests: insert %d + delete %d vs total %d", ins.Requests, del.Requests, r.Summary.Requests)
+	}
+	if frac := float64(ins.Requests) / float64(total); frac < 0.45 || frac > 0.55 {
+		t.Fatalf("insert fraction %.3f, want about 0.5", frac)
+	}
+	if r.Summary.Errors != 0 {
+		t.Fatalf("errors: %d", r.Summary.Errors)
+	}
+	// Every request touches one row of ~400 bytes.
+	if r.Summary.Rows != r.Summary.Requests {
+		t.Fatalf("rows %d != requests %d", r.Summary.Rows, r.Summary.Requests)
+	}
+	perRow := float64(r.Summary.Bytes) / float64(r.Summary.Rows)
+	if perRow < 380 || perRow > 420 {
+		t.Fatalf("bytes per row %.1f, want about 400", perRow)
+	}
+	wantMB := r.Summary.RowsPerSec * perRow * 60 / (1 << 20)
+	if math.Abs(r.Summary.MBPerMin-wantMB) > wantMB*0.01 {
+		t.Fatalf("mb_per_min %.3f inconsistent with rows/s × row size = %.3f", r.Summary.MBPerMin, wantMB)
+	}
+	if r.Summary.ElapsedS < 1.9 || r.Summary.ElapsedS > 2.5 {
+		t.Fatalf("elapsed %.2fs for -T 2s", r.Summary.ElapsedS)
+	}
+	if r.Load.Threads != 4 || len(r.Intervals) < 2 {
+		t.Fatalf("threads %d, intervals %d", r.Load.Threads, len(r.Intervals))
+	}
+	if r.Steps == nil || len(r.Steps) != 0 {
+		t.Fatalf("steps should be an empty list for a closed-loop run, got %v", r.Steps)
+	}
+}
+
+func TestInterruptWritesPartialResult(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
+	code, stdout, stderr := runCLI(t, ctx, "run", "inserts-deletes", "--db", "sqlite:"+filepath.Join(dir, "t.db"), "-T", "60s", "--rows", "100", "--out", out)
+	if code != ExitRun {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitRun, stdout, stderr)
+	}
+	r, path := readResult(t, out)
+	if !r.Partial || !strings.Contains(path, "partial") {
+		t.Fatalf("partial flag %v, path %s", r.Partial, path)
+	}
+	if r.Summary.Requests == 0 || r.Summary.ElapsedS > 10 {
+		t.Fatalf("partial result: requests %d elapsed %.1f", r.Summary.Requests, r.Summary.ElapsedS)
+	}
+	if !strings.Contains(stderr, "interrupted") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("stderr should be one line saying interrupted, got %q", stderr)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "t.db")
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in the one-line error
+	}{
+		{"unknown workload", []string{"run", "nope", "--db", db}, ExitUsage, `unknown workload "nope"`},
+		{"missing workload", []string{"run"}, ExitUsage, "needs a workload"},
+		{"unknown command", []string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"run", "single-inserts", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
+		{"malformed DSN", []string{"run", "single-inserts", "--db", "nonsense", "--ops", "1"}, ExitUsage, "malformed DSN"},
+		{"unknown scheme", []string{"run", "single-inserts", "--db", "oracle://u:secret@h/db", "--ops", "1"}, ExitUsage, "unknown scheme"},
+		{"empty sqlite path", []string{"run", "single-inserts", "--db", "sqlite:", "--ops", "1"}, ExitUsage, "no file path"},
+		{"db directory missing", []string{"run", "single-inserts", "--db", "sqlite:" + filepath.Join(dir, "no", "such", "x.db"), "--ops", "1"}, ExitUsage, "does not exist"},
+		{"out not writable", []string{"run", "single-inserts", "--db", db, "--ops", "1", "--out", filepath.Join(notDir, "sub")}, ExitUsage, "--out"},
+		{"zero threads", []string{"run", "single-inserts", "--db", db, "-c", "0"}, ExitUsage, "--threads must be at least 1"},
+		{"negative threads", []string{"run", "single-inserts", "--db", db, "-c", "-3"}, ExitUsage, "--threads must be at least 1"},
+		{"zero duration", []string{"run", "single-inserts", "--db", db, "-T", "0"}, ExitUsage, "--duration must be positive"},
+		{"negative duration", []string{"run", "single-inserts", "--db", db, "-T", "-5s"}, ExitUsage, "--duration must be positive"},
+		{"bad duration", []string{"run", "single-inserts", "--db", db, "-T", "soon"}, ExitUsage, "not a duration"},
+		{"bad durability", []string{"run", "single-inserts", "--db", db, "--durability", "maybe", "--ops", "1"}, ExitUsage, "durability must be one of"},
+		{"negative rows", []string{"run", "inserts-deletes", "--db", db, "--rows", "-1"}, ExitUsage, "--rows"},
+		{"not a number", []string{"run", "single-inserts", "--db", db, "-c", "four"}, ExitUsage, "invalid argument"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, context.Background(), tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			line := strings.TrimRight(stderr, "\n")
+			if strings.Contains(line, "\n") || !strings.HasPrefix(line, "ceiling: ") {
+				t.Fatalf("want one line starting with 'ceiling: ', got %q", stderr)
+			}
+			if !strings.Contains(line, tc.want) {
+				t.Fatalf("error %q does not mention %q", line, tc.want)
+			}
+			if strings.Contains(line, "secret") || strings.Contains(line, "goroutine") {
+				t.Fatalf("error leaks a password or a stack trace: %q", line)
+			}
+		})
+	}
+}
+
+func TestHelpAndWorkloads(t *testing.T) {
+	code, out, _ := runCLI(t, context.Background(), "workloads")
+	if code != 0 || !strings.Contains(out, "inserts-deletes") || !strings.Contains(out, "single-inserts") {
+		t.Fatalf("workloads: exit %d, output %q", code, out)
+	}
+	code, out, _ = runCLI(t, context.Background(), "run", "inserts-deletes", "--help")
+	if code != 0 || !strings.Contains(out, "--rows") || !strings.Contains(out, "Examples:") || !strings.Contains(out, "--durability") {
+		t.Fatalf("run inserts-deletes --help: exit %d, output %q", code, out)
+	}
+}
+
+func TestPrepareAndCleanup(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "t.db")
+	if code, out, errs := runCLI(t, context.Background(), "prepare", "inserts-deletes", "--db", db, "--rows", "500"); code != 0 {
+		t.Fatalf("prepare: exit %d %s %s", code, out, errs)
+	}
+	code, out, errs := runCLI(t, context.Background(), "cleanup", "inserts-deletes", "--db", db)
+	if code != 0 || !strings.Contains(out, "dropped ceiling_rows") {
+		t.Fatalf("cleanup: exit %d %q %q", code, out, errs)
+	}
+}

@@ -1,0 +1,203 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/runner"
+)
+
+// Live prints the per-interval progress of a run. On a terminal it rewrites
+// one status line every interval and keeps a line every Every; when piped it
+// prints only the kept lines.
+type Live struct {
+	W     io.Writer
+	TTY   bool
+	Every time.Duration // default 10 s
+	Cores int
+
+	acc      runner.Interval
+	accSnapN int
+	lastKeep time.Duration
+	header   bool
+}
+
+// Interval is the runner's OnInterval callback.
+func (l *Live) Interval(iv runner.Interval) {
+	if l.Every == 0 {
+		l.Every = 10 * time.Second
+	}
+	if !l.header {
+		fmt.Fprintf(l.W, "%7s %10s %10s %9s %9s %9s %6s %10s %9s %6s\n", "time", "req/s", "rows/s", "MB/min", "p50 ms", "p99 ms", "errors", "log MB/s", "syncs/s", "cpu%")
+		l.header = true
+	}
+	// Accumulate so a kept line covers everything since the previous one.
+	if l.acc.Snap == nil || l.acc.Warmup != iv.Warmup {
+		l.acc = runner.Interval{Start: iv.Start, Warmup: iv.Warmup, Snap: iv.Snap, Evidence: iv.Evidence, ClientCPU: iv.ClientCPU}
+	} else {
+		l.acc.Snap.Merge(iv.Snap)
+		if iv.Evidence != nil {
+			if l.acc.Evidence == nil {
+				l.acc.Evidence = iv.Evidence
+			} else {
+				l.acc.Evidence.Add(iv.Evidence)
+			}
+		}
+		if iv.ClientCPU >= 0 && l.acc.ClientCPU >= 0 {
+			l.acc.ClientCPU += iv.ClientCPU
+		}
+	}
+	l.acc.End = iv.End
+	keep := iv.End-l.lastKeep >= l.Every-50*time.Millisecond
+	if l.TTY {
+		fmt.Fprintf(l.W, "\r\033[K%s", l.line(iv))
+		if keep {
+			fmt.Fprintf(l.W, "\r\033[K%s\n", l.line(l.acc))
+		}
+	} else if keep {
+		fmt.Fprintln(l.W, l.line(l.acc))
+	}
+	if keep {
+		l.lastKeep = iv.End
+		l.acc = runner.Interval{}
+	}
+}
+
+// Done ends the live display: it clears the status line and prints what
+// was measured since the last kept line.
+func (l *Live) Done() {
+	if l.TTY {
+		fmt.Fprint(l.W, "\r\033[K")
+	}
+	if l.acc.Snap != nil && l.acc.End > l.acc.Start {
+		fmt.Fprintln(l.W, l.line(l.acc))
+		l.acc = runner.Interval{}
+	}
+}
+
+func (l *Live) line(iv runner.Interval) string {
+	p := intervalOf(iv, l.Cores)
+	lat := func(f func() float64) string {
+		if p.LatencyMs == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", f())
+	}
+	opt := func(v *float64, format string) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	tag := ""
+	if iv.Warmup {
+		tag = " (warm-up)"
+	}
+	return fmt.Sprintf("%6.0fs %10.1f %10.1f %9.2f %9s %9s %6d %10s %9s %6s%s",
+		p.T, p.RequestsPerSec, p.RowsPerSec, p.MBPerMin,
+		lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
+		p.Errors, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
+}
+
+
+// PrintSummary prints the end-of-run summary.
+func PrintSummary(w io.Writer, r *Result) {
+	s := r.Summary
+	state := "complete"
+	if r.Partial {
+		state = "PARTIAL (interrupted)"
+	}
+	fmt.Fprintf(w, "\n== %s on %s %s — %s, %.1fs measured\n", r.Workload.Name, r.Target.Engine, r.Target.Version, state, s.ElapsedS)
+	fmt.Fprintf(w, "   target %s, %d threads, durability %s", r.Target.DSN, r.Load.Threads, r.Target.Durability.Mode)
+	if d := r.Target.Durability; d.Setting != "" {
+		fmt.Fprintf(w, " (%s=%s)", d.Setting, d.During)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "\n%-10s %10s %10s %10s %10s %9s %8s %8s %8s %8s %8s %8s %7s\n",
+		"operation", "requests", "req/s", "rows/s", "MB/min", "p50 ms", "p90", "p95", "p99", "p99.9", "max", "mean", "errors")
+	row := func(name string, o OpResult) {
+		l := o.LatencyMs
+		if l == nil {
+			fmt.Fprintf(w, "%-10s %10d %10.1f %10.1f %10.3f %9s %8s %8s %8s %8s %8s %8s %7d\n", name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
+				"n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", o.Errors)
+			return
+		}
+		fmt.Fprintf(w, "%-10s %10d %10.1f %10.1f %10.3f %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %7d\n", name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
+			l.P50, l.P90, l.P95, l.P99, l.P999, l.Max, l.Mean, o.Errors)
+	}
+	for _, op := range s.OpOrder {
+		row(op, s.ByOp[op])
+	}
+	if len(s.OpOrder) > 1 {
+		row("total", OpResult{Requests: s.Requests, RequestsPerSec: s.RequestsPerSec, Rows: s.Rows, RowsPerSec: s.RowsPerSec, MBPerMin: s.MBPerMin, Errors: s.Errors, LatencyMs: s.LatencyMs})
+	}
+
+	if s.Errors > 0 {
+		fmt.Fprintf(w, "\nerrors by class:\n")
+		for _, c := range sortedKeys(s.ErrorsByClass) {
+			fmt.Fprintf(w, "  %-18s %8d  first: %s\n", c, s.ErrorsByClass[c], oneLine(s.FirstErrors[c]))
+		}
+	}
+	if s.Reconnects > 0 {
+		fmt.Fprintf(w, "reconnects: %d\n", s.Reconnects)
+	}
+	if s.Late > 0 {
+		fmt.Fprintf(w, "late (skipped) requests: %d\n", s.Late)
+	}
+
+	if len(r.Files) > 0 {
+		fmt.Fprintf(w, "\nfile IO (measured phase)\n%-22s %-5s %9s %9s %8s %9s %9s %9s %8s %9s %9s %9s %10s\n",
+			"file", "role", "reads", "writes", "IOPS", "MB/s", "KB/write", "syncs", "syncs/tx", "read ms", "write ms", "sync ms", "sync total")
+		for _, f := range r.Files {
+			if f.Reads == 0 && f.Writes == 0 && f.Syncs == 0 {
+				continue // opened but untouched in the measured phase
+			}
+			fmt.Fprintf(w, "%-22s %-5s %9d %9d %8.0f %9.2f %9s %9d %8s %9s %9s %9s %9.0fms\n",
+				trunc(f.Name, 22), f.Role, f.Reads, f.Writes, f.IOPS, f.MBPerSec, opt(f.KBPerWrite, "%.2f"), f.Syncs,
+				opt(f.SyncsPerTxn, "%.3f"), opt(f.AvgReadMs, "%.3f"), opt(f.AvgWriteMs, "%.3f"), opt(f.AvgSyncMs, "%.3f"), f.SyncMs)
+		}
+		fmt.Fprintln(w, "  (read/write/sync ms are average latencies per call; syncs/tx = syncs per request, one transaction each)")
+	}
+
+	c := r.Costs
+	fmt.Fprintf(w, "\nper-request server cost: log %s bytes, %s log syncs, %s log writes, %s data reads, %s data writes\n",
+		opt(c.LogBytesPerOp, "%.0f"), opt(c.LogSyncsPerOp, "%.3f"), opt(c.LogWritesPerOp, "%.3f"), opt(c.DataReadsPerOp, "%.3f"), opt(c.DataWritesPerOp, "%.3f"))
+	if r.Evidence != nil && r.Evidence.Error != "" {
+		fmt.Fprintf(w, "server evidence incomplete: %s\n", oneLine(r.Evidence.Error))
+	}
+	if r.Client.CPUPctCores != nil {
+		fmt.Fprintf(w, "load generator CPU: %.0f%% of %d cores", *r.Client.CPUPctCores, r.Client.Cores)
+		if *r.Client.CPUPctCores > 85 {
+			fmt.Fprintf(w, " — WARNING: the client may be the bottleneck; these figures may understate the database")
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func opt(v *float64, format string) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n+1:]
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

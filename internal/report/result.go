@@ -1,0 +1,392 @@
+// Package report turns what a run measured into the JSON result document
+// (schema ceiling.result/v1, DESIGN.md section 7) and the console output.
+//
+// A figure that was not measured is null in the JSON and "n/a" on the
+// console, never 0.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Schema is the version of the result document.
+const Schema = "ceiling.result/v1"
+
+// MB is the unit of data volume: 2^20 bytes.
+const MB = 1 << 20
+
+// Result is the JSON result document. Keys listed in DESIGN.md section 7 are
+// stable; add freely, never rename without bumping Schema.
+type Result struct {
+	Schema     string            `json:"schema"`
+	Tool       Tool              `json:"tool"`
+	ID         string            `json:"id"`
+	StartedAt  time.Time         `json:"started_at"`
+	Partial    bool              `json:"partial"`
+	Target     target.Info       `json:"target"`
+	Workload   Workload          `json:"workload"`
+	Load       Load              `json:"load"`
+	Summary    Summary           `json:"summary"`
+	Costs      Costs             `json:"costs"`
+	Files      []File            `json:"files"`
+	Evidence   *Evidence         `json:"evidence"`
+	Client     Client            `json:"client"`
+	Intervals  []IntervalPoint   `json:"intervals"`
+	Steps      []any             `json:"steps"`
+	Runs       []any             `json:"runs"`
+	Verdict    any               `json:"verdict"`
+	Histograms map[string]string `json:"histograms"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// Tool identifies the ceiling build.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Workload names the workload and its parameters.
+type Workload struct {
+	Name   string         `json:"name"`
+	Params map[string]any `json:"params"`
+}
+
+// Load is the load model.
+type Load struct {
+	Model     string   `json:"model"` // "closed" | "open"
+	Threads   int      `json:"threads"`
+	DurationS *float64 `json:"duration_s"` // planned measured duration; null with --ops
+	Ops       *int64   `json:"ops"`        // planned requests; null with a duration
+	WarmupS   float64  `json:"warmup_s"`
+	Rate      *float64 `json:"rate"` // open loop only
+}
+
+// Summary is the headline figures of the measured phase.
+type Summary struct {
+	ElapsedS       float64             `json:"elapsed_s"`
+	Requests       int64               `json:"requests"`
+	RequestsPerSec float64             `json:"requests_per_sec"`
+	Rows           int64               `json:"rows"`
+	RowsPerSec     float64             `json:"rows_per_sec"`
+	Bytes          int64               `json:"bytes"`
+	MBPerMin       float64             `json:"mb_per_min"`
+	Errors         int64               `json:"errors"`
+	ErrorsByClass  map[string]int64    `json:"errors_by_class"`
+	FirstErrors    map[string]string   `json:"first_errors,omitempty"`
+	Late           int64               `json:"late"`
+	Reconnects     int64               `json:"reconnects"`
+	LatencyMs      *metrics.Latency    `json:"latency_ms"`
+	ByOp           map[string]OpResult `json:"by_op"`
+	OpOrder        []string            `json:"op_order"`
+}
+
+// OpResult is the figures of one operation type.
+type OpResult struct {
+	Requests       int64            `json:"requests"`
+	RequestsPerSec float64          `json:"requests_per_sec"`
+	Rows           int64            `json:"rows"`
+	RowsPerSec     float64          `json:"rows_per_sec"`
+	Bytes          int64            `json:"bytes"`
+	MBPerMin       float64          `json:"mb_per_min"`
+	Errors         int64            `json:"errors"`
+	LatencyMs      *metrics.Latency `json:"latency_ms"`
+}
+
+// Costs are per-request server costs; null when the server did not give
+// the counter.
+type Costs struct {
+	LogBytesPerOp   *float64 `json:"log_bytes_per_op"`
+	LogSyncsPerOp   *float64 `json:"log_syncs_per_op"`
+	LogWritesPerOp  *float64 `json:"log_writes_per_op"`
+	DataReadsPerOp  *float64 `json:"data_reads_per_op"`
+	DataWritesPerOp *float64 `json:"data_writes_per_op"`
+	CPUusPerOp      *float64 `json:"cpu_us_per_op"`
+}
+
+// File is per-file IO over the measured phase, with derived rates.
+type File struct {
+	Name         string   `json:"name"`
+	Role         string   `json:"role"`
+	Reads        int64    `json:"reads"`
+	Writes       int64    `json:"writes"`
+	BytesRead    int64    `json:"bytes_read"`
+	BytesWritten int64    `json:"bytes_written"`
+	Syncs        int64    `json:"syncs"`
+	ReadMs       float64  `json:"read_ms"`
+	WriteMs      float64  `json:"write_ms"`
+	SyncMs       float64  `json:"sync_ms"`
+	IOPS         float64  `json:"iops"`
+	MBPerSec     float64  `json:"mb_per_sec"`
+	AvgReadMs    *float64 `json:"avg_read_ms"`
+	AvgWriteMs   *float64 `json:"avg_write_ms"`
+	AvgSyncMs    *float64 `json:"avg_sync_ms"`
+	KBPerWrite   *float64 `json:"kb_per_write"`
+	SyncsPerTxn  *float64 `json:"syncs_per_txn"`
+}
+
+// Evidence is the server counters over the measured phase.
+type Evidence struct {
+	Seconds  float64            `json:"seconds"`
+	Counters map[string]float64 `json:"counters"`
+	PerSec   map[string]float64 `json:"per_sec"`
+	Error    string             `json:"error,omitempty"`
+}
+
+// Client is the load generator's own resource use.
+type Client struct {
+	CPUSeconds  *float64 `json:"cpu_seconds"`
+	CPUPctCores *float64 `json:"cpu_pct_of_cores"` // 100 = every core busy
+	Cores       int      `json:"cores"`
+}
+
+// IntervalPoint is one point of the per-interval series.
+type IntervalPoint struct {
+	T              float64          `json:"t"` // seconds since the start, end of the interval
+	Seconds        float64          `json:"seconds"`
+	Warmup         bool             `json:"warmup,omitempty"`
+	Requests       int64            `json:"requests"`
+	RequestsPerSec float64          `json:"requests_per_sec"`
+	RowsPerSec     float64          `json:"rows_per_sec"`
+	MBPerMin       float64          `json:"mb_per_min"`
+	Errors         int64            `json:"errors"`
+	Late           int64            `json:"late"`
+	LatencyMs      *metrics.Latency `json:"latency_ms"`
+	LogMBPerSec    *float64         `json:"log_mb_per_sec"`
+	LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
+	DataIOPS       *float64         `json:"data_iops"`
+	ClientCPUPct   *float64         `json:"client_cpu_pct_of_cores"`
+}
+
+func f64(v float64) *float64 { return &v }
+
+func perSec(n int64, s float64) float64 {
+	if s <= 0 {
+		return 0
+	}
+	return float64(n) / s
+}
+
+func mbPerMin(bytes int64, s float64) float64 {
+	if s <= 0 {
+		return 0
+	}
+	return float64(bytes) / MB / s * 60
+}
+
+// Params carries what the result needs besides the run itself.
+type Params struct {
+	Version    string
+	Workload   string
+	WParams    map[string]any
+	Load       runner.Config
+	Info       target.Info
+	Cores      int
+	CommandRaw string
+}
+
+// Build assembles the result document.
+func Build(p Params, r *runner.Result) (*Result, error) {
+	el := r.Elapsed.Seconds()
+	res := &Result{
+		Schema:    Schema,
+		Tool:      Tool{Name: "ceiling", Version: p.Version},
+		StartedAt: r.Started.UTC(),
+		Partial:   r.Partial,
+		Target:    p.Info,
+		Workload:  Workload{Name: p.Workload, Params: p.WParams},
+		Load: Load{Model: "closed", Threads: p.Load.Threads, WarmupS: p.Load.Warmup.Seconds()},
+		Steps:      []any{},
+		Runs:       []any{},
+		Histograms: map[string]string{},
+		Files:      []File{},
+	}
+	res.ID = fmt.Sprintf("%s-%s-%s", r.Started.UTC().Format("20060102-150405"), p.Workload, p.Info.Engine)
+	if p.Load.Duration > 0 {
+		res.Load.DurationS = f64(p.Load.Duration.Seconds())
+	}
+	if p.Load.Ops > 0 {
+		res.Load.Ops = &p.Load.Ops
+	}
+
+	tot := r.Total.Total()
+	s := Summary{
+		ElapsedS: el, Requests: tot.Requests, RequestsPerSec: perSec(tot.Requests, el),
+		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: tot.Bytes, MBPerMin: mbPerMin(tot.Bytes, el),
+		Errors: tot.ErrorCount(), ErrorsByClass: map[string]int64{}, Late: tot.Late, Reconnects: r.Total.Reconnects,
+		LatencyMs: metrics.LatencyOf(tot.Hist), ByOp: map[string]OpResult{},
+	}
+	for _, c := range metrics.ErrClasses() {
+		if n := tot.Errors[c]; n > 0 {
+			s.ErrorsByClass[c.String()] = n
+			if s.FirstErrors == nil {
+				s.FirstErrors = map[string]string{}
+			}
+			s.FirstErrors[c.String()] = target.Redact(r.Total.FirstErr[c])
+		}
+	}
+	for _, op := range r.Total.Ops {
+		s.OpOrder = append(s.OpOrder, op.Name)
+		s.ByOp[op.Name] = OpResult{
+			Requests: op.Requests, RequestsPerSec: perSec(op.Requests, el), Rows: op.Rows, RowsPerSec: perSec(op.Rows, el),
+			Bytes: op.Bytes, MBPerMin: mbPerMin(op.Bytes, el), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
+		}
+		enc, err := metrics.EncodeHist(op.Hist)
+		if err != nil {
+			return nil, err
+		}
+		res.Histograms[op.Name] = enc
+	}
+	res.Summary = s
+
+	if r.Evidence != nil {
+		ev := &Evidence{Seconds: r.Evidence.Seconds, Counters: r.Evidence.Counters, PerSec: map[string]float64{}}
+		for k, v := range ev.Counters {
+			if ev.Seconds > 0 {
+				ev.PerSec[k] = v / ev.Seconds
+			}
+		}
+		ev.Error = r.SampleErr
+		res.Evidence = ev
+		res.Costs = costsOf(ev.Counters, tot.Requests)
+		for _, f := range r.Evidence.Files {
+			res.Files = append(res.Files, fileOf(f, r.Evidence.Seconds, tot.Requests))
+		}
+	} else if r.SampleErr != "" {
+		res.Evidence = &Evidence{Error: r.SampleErr}
+	}
+
+	res.Client.Cores = p.Cores
+	if r.ClientCPUSeconds >= 0 {
+		res.Client.CPUSeconds = f64(r.ClientCPUSeconds)
+		if el > 0 && p.Cores > 0 {
+			res.Client.CPUPctCores = f64(100 * r.ClientCPUSeconds / el / float64(p.Cores))
+		}
+	}
+	for _, iv := range r.Intervals {
+		res.Intervals = append(res.Intervals, intervalOf(iv, p.Cores))
+	}
+	return res, nil
+}
+
+func costsOf(c map[string]float64, requests int64) Costs {
+	per := func(key string) *float64 {
+		v, ok := c[key]
+		if !ok || requests == 0 {
+			return nil
+		}
+		return f64(v / float64(requests))
+	}
+	return Costs{
+		LogBytesPerOp: per(target.CtrLogBytes), LogSyncsPerOp: per(target.CtrLogSyncs), LogWritesPerOp: per(target.CtrLogWrites),
+		DataReadsPerOp: per(target.CtrDataReads), DataWritesPerOp: per(target.CtrDataWrites),
+	}
+}
+
+func fileOf(f target.FileStat, secs float64, requests int64) File {
+	out := File{Name: f.Name, Role: f.Role, Reads: f.Reads, Writes: f.Writes, BytesRead: f.BytesRead,
+		BytesWritten: f.BytesWritten, Syncs: f.Syncs,
+		ReadMs: float64(f.ReadNs) / 1e6, WriteMs: float64(f.WriteNs) / 1e6, SyncMs: float64(f.SyncNs) / 1e6}
+	if secs > 0 {
+		out.IOPS = float64(f.Reads+f.Writes) / secs
+		out.MBPerSec = float64(f.BytesRead+f.BytesWritten) / MB / secs
+	}
+	if f.Reads > 0 {
+		out.AvgReadMs = f64(out.ReadMs / float64(f.Reads))
+	}
+	if f.Writes > 0 {
+		out.AvgWriteMs = f64(out.WriteMs / float64(f.Writes))
+		out.KBPerWrite = f64(float64(f.BytesWritten) / 1024 / float64(f.Writes))
+	}
+	if f.Syncs > 0 {
+		out.AvgSyncMs = f64(out.SyncMs / float64(f.Syncs))
+	}
+	if requests > 0 {
+		out.SyncsPerTxn = f64(float64(f.Syncs) / float64(requests))
+	}
+	return out
+}
+
+func intervalOf(iv runner.Interval, cores int) IntervalPoint {
+	secs := (iv.End - iv.Start).Seconds()
+	t := iv.Snap.Total()
+	p := IntervalPoint{T: iv.End.Seconds(), Seconds: secs, Warmup: iv.Warmup, Requests: t.Requests,
+		RequestsPerSec: perSec(t.Requests, secs), RowsPerSec: perSec(t.Rows, secs), MBPerMin: mbPerMin(t.Bytes, secs),
+		Errors: t.ErrorCount(), Late: t.Late, LatencyMs: metrics.LatencyOf(t.Hist)}
+	if e := iv.Evidence; e != nil && e.Seconds > 0 {
+		if v, ok := e.Counters[target.CtrLogBytes]; ok {
+			p.LogMBPerSec = f64(v / MB / e.Seconds)
+		}
+		if v, ok := e.Counters[target.CtrLogSyncs]; ok {
+			p.LogSyncsPerSec = f64(v / e.Seconds)
+		}
+		r, rok := e.Counters[target.CtrDataReads]
+		w, wok := e.Counters[target.CtrDataWrites]
+		if rok || wok {
+			p.DataIOPS = f64((r + w) / e.Seconds)
+		}
+	}
+	if iv.ClientCPU >= 0 && secs > 0 && cores > 0 {
+		p.ClientCPUPct = f64(100 * iv.ClientCPU / secs / float64(cores))
+	}
+	return p
+}
+
+// Write writes the result atomically (temporary file, then rename) into dir
+// and returns its path.
+func Write(dir string, res *Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results directory %s: %w", dir, err)
+	}
+	name := res.ID
+	if res.Partial {
+		name += "-partial"
+	}
+	path := filepath.Join(dir, name+".json")
+	tmp, err := os.CreateTemp(dir, ".ceiling-result-*")
+	if err != nil {
+		return "", fmt.Errorf("write result in %s: %w", dir, err)
+	}
+	enc := json.NewEncoder(tmp)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("encode result: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("write result: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("write result: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("write result: %w", err)
+	}
+	return path, nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+

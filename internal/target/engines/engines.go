@@ -1,0 +1,37 @@
+// Package engines opens a target by the scheme of its DSN.
+package engines
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/sqlite"
+)
+
+// DefaultDSN is used when neither --db nor CEILING_DB is given.
+const DefaultDSN = "sqlite:ceiling.db"
+
+// Schemes lists the DSN forms ceiling understands, for help texts.
+const Schemes = "sqlite:PATH"
+
+// Open opens the target named by opts.DSN.
+func Open(ctx context.Context, opts target.Options) (target.Target, error) {
+	dsn := opts.DSN
+	scheme, _, ok := strings.Cut(dsn, ":")
+	if !ok || scheme == "" {
+		return nil, fmt.Errorf("%w %q: want one of %s", target.ErrBadDSN, target.Redact(dsn), Schemes)
+	}
+	switch strings.ToLower(scheme) {
+	case "sqlite", "sqlite3":
+		if strings.ToLower(scheme) == "sqlite3" {
+			opts.DSN = "sqlite:" + dsn[len("sqlite3:"):]
+		}
+		if _, err := sqlite.ParseDSN(opts.DSN); err != nil {
+			return nil, fmt.Errorf("%w: %v", target.ErrBadDSN, err)
+		}
+		return sqlite.Open(ctx, opts)
+	}
+	return nil, fmt.Errorf("%w %q: unknown scheme %q (want one of %s)", target.ErrBadDSN, target.Redact(dsn), scheme, Schemes)
+}

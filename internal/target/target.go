@@ -1,0 +1,214 @@
+// Package target defines how ceiling reaches a database under test: a Target
+// opened from a DSN, per-worker Conns, the SQL dialect, durability switching,
+// error classification and the server-side evidence (Sample) read during a run.
+//
+// Engines live in sub-packages (sqlite, postgres, mysql) and are opened through
+// Open, which picks the engine from the DSN scheme.
+package target
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+)
+
+// Durability is the commit durability a run asks for.
+type Durability string
+
+// Durability modes. DurabilityServer leaves the server's setting untouched.
+const (
+	DurabilityServer  Durability = "server"
+	DurabilityFull    Durability = "full"
+	DurabilityRelaxed Durability = "relaxed"
+)
+
+// ParseDurability validates a --durability value.
+func ParseDurability(s string) (Durability, error) {
+	switch d := Durability(s); d {
+	case DurabilityServer, DurabilityFull, DurabilityRelaxed:
+		return d, nil
+	case "":
+		return DurabilityServer, nil
+	}
+	return "", errors.New(`durability must be one of server, full, relaxed; got "` + s + `"`)
+}
+
+// Options configure how a target is opened.
+type Options struct {
+	DSN        string
+	Durability Durability
+	// MaxConns is a hint: how many worker connections the run will open.
+	MaxConns int
+}
+
+// Target is one database under test. It is safe for concurrent use by
+// multiple goroutines; Conns obtained from it are not.
+type Target interface {
+	// Info describes the target; DSN is always redacted. After Close, the
+	// durability After field holds the setting as it was restored.
+	Info() Info
+	// Dialect gives the SQL details workloads need.
+	Dialect() Dialect
+	// Connect opens one connection for one worker, with the session-level
+	// durability setting applied.
+	Connect(ctx context.Context) (Conn, error)
+	// Classify maps a driver error to an error class.
+	Classify(err error) metrics.ErrClass
+	// Schema gives the namespace-safe DDL operations.
+	Schema() Schema
+	// Close releases the target and restores any server setting ceiling
+	// changed. It must be called even after Ctrl-C, with a context that is
+	// not already cancelled.
+	Close(ctx context.Context) error
+}
+
+// Info describes a target for results and the console.
+type Info struct {
+	Engine     string            `json:"engine"` // "sqlite" | "postgres" | "mysql"
+	Version    string            `json:"version"`
+	DSN        string            `json:"dsn"` // password redacted
+	Durability DurabilityInfo    `json:"durability"`
+	Settings   map[string]string `json:"settings,omitempty"` // relevant server settings at open
+}
+
+// DurabilityInfo records the durability setting before, during and after a run.
+type DurabilityInfo struct {
+	Mode    Durability `json:"mode"`
+	Setting string     `json:"setting"` // e.g. "synchronous_commit"
+	Scope   string     `json:"scope"`   // "session" | "global" | "connection"
+	Before  string     `json:"before"`
+	During  string     `json:"during"`
+	After   string     `json:"after"`
+}
+
+// Conn is one worker's connection. It is used by one goroutine at a time.
+// Statements are prepared on first use and cached per connection, so a
+// workload can pass the same SQL text on every request.
+type Conn interface {
+	// Exec runs a statement and returns the number of rows it affected.
+	Exec(ctx context.Context, sql string, args ...any) (int64, error)
+	// Query runs a statement returning rows. The caller must Close the rows.
+	Query(ctx context.Context, sql string, args ...any) (Rows, error)
+	// Begin, Commit and Rollback run an explicit transaction on this connection.
+	Begin(ctx context.Context) error
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+	Close() error
+}
+
+// Rows is the result of Conn.Query.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Dialect holds what differs in SQL text between engines.
+type Dialect struct {
+	Engine string // "sqlite" | "postgres" | "mysql"
+	// Prefix qualifies a table name into ceiling's namespace:
+	// "ceiling." on PostgreSQL, "ceiling_" elsewhere.
+	Prefix string
+	// Dollar is true when placeholders are $1, $2 … (PostgreSQL), else ?.
+	Dollar bool
+}
+
+// Table returns the namespaced name of table name.
+func (d Dialect) Table(name string) string { return d.Prefix + name }
+
+// Placeholder returns the n-th (1-based) bind placeholder.
+func (d Dialect) Placeholder(n int) string {
+	if !d.Dollar {
+		return "?"
+	}
+	return "$" + itoa(n)
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// Schema creates and drops objects inside ceiling's namespace only. Every
+// object it creates is marked as ceiling's; an existing object with the same
+// name that is not marked is an error (ErrForeignObject), never overwritten.
+type Schema interface {
+	// CreateTable creates table name (unqualified) with the given body, the
+	// text between the parentheses of CREATE TABLE, replacing a previous
+	// ceiling-made table of that name.
+	CreateTable(ctx context.Context, name, body string) error
+	// CreateIndex creates an index on a ceiling table: cols is the text
+	// between the parentheses, e.g. "c_w_id, c_d_id, c_last".
+	CreateIndex(ctx context.Context, table, index, cols string) error
+	// DropTable drops a ceiling-made table; missing is not an error.
+	DropTable(ctx context.Context, name string) error
+	// Tables lists the ceiling-made tables that exist now (unqualified).
+	Tables(ctx context.Context) ([]string, error)
+	// DropAll removes every object ceiling made (and the namespace itself
+	// where ceiling created it).
+	DropAll(ctx context.Context) error
+}
+
+// ErrForeignObject is returned when an object in ceiling's namespace exists
+// but was not created by ceiling.
+var ErrForeignObject = errors.New("object exists but was not created by ceiling; refusing to touch it")
+
+// Sampler is implemented by targets that can read server-side evidence.
+// Sample returns cumulative counters; the runner computes per-interval deltas.
+type Sampler interface {
+	Sample(ctx context.Context) (Sample, error)
+}
+
+// Sample is one reading of cumulative server-side counters.
+type Sample struct {
+	At time.Time
+	// Counters holds cumulative values. A counter the server does not have
+	// is absent, never zero. Well-known names are the Ctr* constants;
+	// engine-specific names (e.g. "pg.blks_hit") may be added freely.
+	Counters map[string]float64
+	// Files holds cumulative per-file IO statistics where the target can
+	// measure them (the SQLite VFS; later performance_schema, pg_stat_io).
+	Files []FileStat
+}
+
+// Well-known counter names, shared by every engine that can supply them.
+const (
+	CtrLogBytes       = "log_bytes"        // bytes written to the transaction log / WAL
+	CtrLogWrites      = "log_writes"       // write calls to the log
+	CtrLogSyncs       = "log_syncs"        // fsyncs of the log
+	CtrLogWriteMs     = "log_write_ms"     // time spent writing the log
+	CtrLogSyncMs      = "log_sync_ms"      // time spent syncing the log
+	CtrDataReads      = "data_reads"       // reads from data files (from disk, not cache)
+	CtrDataWrites     = "data_writes"      // writes to data files
+	CtrDataBytesRead  = "data_bytes_read"  // bytes read from data files
+	CtrDataBytesWrite = "data_bytes_write" // bytes written to data files
+	CtrDataSyncs      = "data_syncs"       // fsyncs of data files
+	CtrCacheHits      = "cache_hits"       // logical reads served from cache
+	CtrCacheReads     = "cache_reads"      // logical reads (hits + misses)
+	CtrCommits        = "commits"          // transactions committed (server view)
+	CtrRollbacks      = "rollbacks"        // transactions rolled back (server view)
+	CtrCheckpoints    = "checkpoints"      // checkpoints completed
+	CtrBusyWaits      = "busy_waits"       // lock attempts that found the lock busy (SQLite)
+)
+
+// FileStat is cumulative IO for one database file.
+type FileStat struct {
+	Name         string `json:"name"`
+	Role         string `json:"role"` // "data" | "log" | "other"
+	Reads        int64  `json:"reads"`
+	Writes       int64  `json:"writes"`
+	BytesRead    int64  `json:"bytes_read"`
+	BytesWritten int64  `json:"bytes_written"`
+	Syncs        int64  `json:"syncs"`
+	ReadNs       int64  `json:"-"`
+	WriteNs      int64  `json:"-"`
+	SyncNs       int64  `json:"-"`
+}
+
+// ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).
+var ErrBadDSN = errors.New("malformed DSN")

@@ -1,0 +1,88 @@
+package rowdata
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+)
+
+const liveShards = 64
+
+// LiveSet is the in-memory set of live row ids shared by all workers of a
+// run, with each row's data size so deletes account exact bytes. It is
+// sharded by id so concurrent workers rarely meet on a lock; picking a random
+// shard and then a random element is uniform while the shards stay balanced,
+// which they do because ids are sequential.
+//
+// LiveSet is safe for concurrent use.
+type LiveSet struct {
+	shards [liveShards]liveShard
+	count  atomic.Int64
+	next   atomic.Int64 // last id handed out by NextID
+}
+
+type liveShard struct {
+	mu    sync.Mutex
+	ids   []int64
+	sizes []uint16
+	_     [40]byte // keep shards on separate cache lines
+}
+
+// NewLiveSet returns an empty set whose NextID starts after lastID.
+func NewLiveSet(lastID int64) *LiveSet {
+	s := &LiveSet{}
+	s.next.Store(lastID)
+	return s
+}
+
+// NextID hands out the next sequential row id.
+func (s *LiveSet) NextID() int64 { return s.next.Add(1) }
+
+// Len is the number of live ids.
+func (s *LiveSet) Len() int64 { return s.count.Load() }
+
+// Add records a live row.
+func (s *LiveSet) Add(id int64, size int64) {
+	sh := &s.shards[uint64(id)%liveShards]
+	sh.mu.Lock()
+	sh.ids = append(sh.ids, id)
+	sh.sizes = append(sh.sizes, uint16(size))
+	sh.mu.Unlock()
+	s.count.Add(1)
+}
+
+// Take removes and returns a random live row, or ok=false when the set is empty.
+func (s *LiveSet) Take(rng *rand.Rand) (id int64, size int64, ok bool) {
+	return s.pick(rng, true)
+}
+
+// Peek returns a random live row without removing it.
+func (s *LiveSet) Peek(rng *rand.Rand) (id int64, size int64, ok bool) {
+	return s.pick(rng, false)
+}
+
+func (s *LiveSet) pick(rng *rand.Rand, remove bool) (int64, int64, bool) {
+	if s.count.Load() <= 0 {
+		return 0, 0, false
+	}
+	start := rng.IntN(liveShards)
+	for i := 0; i < liveShards; i++ {
+		sh := &s.shards[(start+i)%liveShards]
+		sh.mu.Lock()
+		n := len(sh.ids)
+		if n == 0 {
+			sh.mu.Unlock()
+			continue
+		}
+		j := rng.IntN(n)
+		id, size := sh.ids[j], int64(sh.sizes[j])
+		if remove {
+			sh.ids[j], sh.sizes[j] = sh.ids[n-1], sh.sizes[n-1]
+			sh.ids, sh.sizes = sh.ids[:n-1], sh.sizes[:n-1]
+			s.count.Add(-1)
+		}
+		sh.mu.Unlock()
+		return id, size, true
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,60 @@
+// Package workload defines what a workload is and lists the ones ceiling has.
+//
+// A Workload prepares its tables and data once, then hands each worker a
+// Worker whose Do method performs one request (the unit the runner measures,
+// schedules and counts). Workloads declare their operation types up front so
+// latency and counters are kept per operation without maps on the hot path.
+package workload
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Meta names a workload and builds fresh instances of it.
+type Meta struct {
+	Name        string
+	Description string
+	// DataFlags lists the flags that change the dataset (as opposed to the run).
+	New func() Workload
+}
+
+// Workload is one kind of test. An instance is configured through Flags,
+// validated, prepared once and then shared by all workers of a run: its
+// methods other than NewWorker are called from one goroutine.
+type Workload interface {
+	// Flags binds the workload's own flags to its configuration.
+	Flags(fs *pflag.FlagSet)
+	// Validate checks the configuration without changing it.
+	Validate() error
+	// Params describes the configuration for the result document.
+	Params() map[string]any
+	// Ops names the operation types; Result.Op indexes this slice.
+	Ops() []string
+	// Prepare creates the workload's tables and loads its initial data,
+	// replacing any previous ceiling-made copy. Progress goes to progress.
+	Prepare(ctx context.Context, t target.Target, progress io.Writer) error
+	// Tables lists the tables the workload owns (unqualified), for cleanup.
+	Tables() []string
+	// NewWorker returns the request loop state of worker id on conn. It may be
+	// called concurrently from several goroutines and again after a reconnect.
+	NewWorker(ctx context.Context, t target.Target, conn target.Conn, id int) (Worker, error)
+}
+
+// Worker performs requests for one worker goroutine.
+type Worker interface {
+	// Do performs one request. It reports which operation it was and what it
+	// touched; on error, Result.Op still names the operation attempted.
+	Do(ctx context.Context) (Result, error)
+}
+
+// Result is what one request did.
+type Result struct {
+	Op    int   // index into Workload.Ops
+	Rows  int64 // rows inserted, deleted, updated or returned
+	Bytes int64 // data bytes by SQL type sizes
+}
