@@ -171,6 +171,9 @@ func (r *run) drive(ctx context.Context) *Result {
 	defer cancel()
 
 	begin := time.Now()
+	if r.cfg.Warmup == 0 {
+		r.measuring.Store(true) // every request counts towards --ops from the first
+	}
 	r.done = make(chan struct{})
 	for _, wk := range r.workers {
 		r.wg.Add(1)

@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// fakeTarget is an in-memory target whose connections do nothing; it lets
+// the runner's own logic and overhead be tested without a database.
+type fakeTarget struct {
+	connects atomic.Int64
+	samples  atomic.Int64
+}
+
+var errLost = errors.New("fake: connection lost")
+
+func (f *fakeTarget) Info() target.Info           { return target.Info{Engine: "fake"} }
+func (f *fakeTarget) Dialect() target.Dialect     { return target.Dialect{Engine: "fake"} }
+func (f *fakeTarget) Schema() target.Schema       { return nil }
+func (f *fakeTarget) Close(context.Context) error { return nil }
+func (f *fakeTarget) Connect(context.Context) (target.Conn, error) {
+	f.connects.Add(1)
+	return fakeConn{}, nil
+}
+func (f *fakeTarget) Classify(err error) metrics.ErrClass {
+	if errors.Is(err, errLost) {
+		return metrics.ErrConnLost
+	}
+	return metrics.ErrOther
+}
+func (f *fakeTarget) Sample(context.Context) (target.Sample, error) {
+	n := f.samples.Add(1)
+	return target.Sample{At: time.Now(), Counters: map[string]float64{target.CtrLogSyncs: float64(n * 10)}}, nil
+}
+
+type fakeConn struct{}
+
+func (fakeConn) Exec(context.Context, string, ...any) (int64, error)        { return 1, nil }
+func (fakeConn) Query(context.Context, string, ...any) (target.Rows, error) { return nil, nil }
+func (fakeConn) Begin(context.Context) error                                { return nil }
+func (fakeConn) Commit(context.Context) error                               { return nil }
+func (fakeConn) Rollback(context.Context) error                             { return nil }
+func (fakeConn) Close() error                                               { return nil }
+
+// fakeWorkload performs no I/O; every failEvery-th request of a worker fails
+// with a lost connection, and each request optionally sleeps.
+type fakeWorkload struct {
+	failEvery int
+	sleep     time.Duration
+}
+
+func (w *fakeWorkload) Flags(*pflag.FlagSet)   {}
+func (w *fakeWorkload) Validate() error        { return nil }
+func (w *fakeWorkload) Params() map[string]any { return nil }
+func (w *fakeWorkload) Ops() []string          { return []string{"a", "b"} }
+func (w *fakeWorkload) Tables() []string       { return nil }
+func (w *fakeWorkload) Prepare(context.Context, target.Target, io.Writer) error {
+	return nil
+}
+func (w *fakeWorkload) NewWorker(context.Context, target.Target, target.Conn, int) (workload.Worker, error) {
+	return &fakeWorker{w: w}, nil
+}
+
+type fakeWorker struct {
+	w *fakeWorkload
+	n int
+}
+
+func (k *fakeWorker) Do(ctx context.Context) (workload.Result, error) {
+	k.n++
+	if k.w.sleep > 0 {
+		time.Sleep(k.w.sleep)
+	}
+	if k.w.failEvery > 0 && k.n%k.w.failEvery == 0 {
+		return workload.Result{Op: 1}, errLost
+	}
+	return workload.Result{Op: k.n & 1, Rows: 1, Bytes: 400}, nil
+}
+
+func TestOpsQuotaIsExact(t *testing.T) {
+	for _, threads := range []int{1, 3, 7} {
+		res, err := Run(context.Background(), Config{Threads: threads, Ops: 10001}, &fakeTarget{}, &fakeWorkload{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Total.Total().Requests; got != 10001 {
+			t.Fatalf("threads=%d: got %d requests, want 10001", threads, got)
+		}
+		if res.Partial {
+			t.Fatalf("threads=%d: run marked partial", threads)
+		}
+	}
+}
+
+func TestSplitOps(t *testing.T) {
+	q := splitOps(10, 4)
+	var sum int64
+	for _, v := range q {
+		sum += v
+	}
+	if sum != 10 || q[0] != 3 || q[3] != 2 {
+		t.Fatalf("splitOps(10,4) = %v", q)
+	}
+}
+
+func TestReconnectAfterLostConnection(t *testing.T) {
+	ft := &fakeTarget{}
+	res, err := Run(context.Background(), Config{Threads: 2, Ops: 1000}, ft, &fakeWorkload{failEvery: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Total.Total()
+	lost := tot.Errors[metrics.ErrConnLost]
+	if lost == 0 || res.Total.Reconnects != lost {
+		t.Fatalf("lost %d, reconnects %d: want equal and non-zero", lost, res.Total.Reconnects)
+	}
+	if ft.connects.Load() != 2+lost {
+		t.Fatalf("connects %d, want %d", ft.connects.Load(), 2+lost)
+	}
+	if res.Total.FirstErr[metrics.ErrConnLost] != errLost.Error() {
+		t.Fatalf("first error %q", res.Total.FirstErr[metrics.ErrConnLost])
+	}
+	if tot.Requests+lost != 1000 {
+		t.Fatalf("requests %d + errors %d, want 1000", tot.Requests, lost)
+	}
+}
+
+func TestWarmupExcludedAndEvidenceDelta(t *testing.T) {
+	cfg := Config{Threads: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond, Interval: 50 * time.Millisecond}
+	res, err := Run(context.Background(), cfg, &fakeTarget{}, &fakeWorkload{sleep: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warm, measured int64
+	for _, iv := range res.Intervals {
+		if iv.Warmup {
+			warm += iv.Snap.Total().Requests
+		} else {
+			measured += iv.Snap.Total().Requests
+		}
+	}
+	if warm == 0 {
+		t.Fatalf("no warm-up requests recorded in the series")
+	}
+	if got := res.Total.Total().Requests; got != measured {
+		t.Fatalf("total %d, want the measured intervals' %d (warm-up %d excluded)", got, measured, warm)
+	}
+	if res.Evidence == nil || res.Evidence.Counters[target.CtrLogSyncs] <= 0 {
+		t.Fatalf("evidence over the measured phase: %+v", res.Evidence)
+	}
+}
+
+func TestCancelMarksPartial(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Config{Threads: 2, Duration: time.Hour}, &fakeTarget{}, &fakeWorkload{sleep: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Partial || res.Total.Total().Requests == 0 || res.Elapsed > 5*time.Second {
+		t.Fatalf("partial %v, requests %d, elapsed %v", res.Partial, res.Total.Total().Requests, res.Elapsed)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := []Config{{Threads: 0, Ops: 1}, {Threads: 1}, {Threads: 1, Duration: -1}, {Threads: 1, Ops: 1, Warmup: -1}}
+	for _, c := range bad {
+		if c.Validate() == nil {
+			t.Errorf("Validate(%+v) = nil, want an error", c)
+		}
+	}
+	if err := (Config{Threads: 1, Ops: 1}).Validate(); err != nil {
+		t.Errorf("valid config: %v", err)
+	}
+}
+
+// BenchmarkClosedLoopOverhead measures the runner's own cost per request on
+// a no-op workload: the clock reads, the recorder and the loop.
+func BenchmarkClosedLoopOverhead(b *testing.B) {
+	b.ReportAllocs()
+	res, err := Run(context.Background(), Config{Threads: 1, Ops: int64(b.N)}, &fakeTarget{}, &fakeWorkload{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := res.Total.Total().Requests; got != int64(b.N) {
+		b.Fatalf("requests %d, want %d", got, b.N)
+	}
+}
