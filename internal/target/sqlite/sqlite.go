@@ -193,19 +193,14 @@ func (t *Target) Classify(err error) metrics.ErrClass { return Classify(err) }
 
 // Classify maps a SQLite error to an error class.
 func Classify(err error) metrics.ErrClass {
-	var e *sqlite3.Error
-	if !errors.As(err, &e) {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return metrics.ErrTimeout
-		}
+	switch {
+	case err == nil:
 		return metrics.ErrOther
-	}
-	switch e.Code() {
-	case sqlite3.BUSY, sqlite3.LOCKED:
+	case errors.Is(err, sqlite3.BUSY), errors.Is(err, sqlite3.LOCKED):
 		return metrics.ErrLockTimeout
-	case sqlite3.CONSTRAINT:
+	case errors.Is(err, sqlite3.CONSTRAINT):
 		return metrics.ErrConstraint
-	case sqlite3.INTERRUPT:
+	case errors.Is(err, sqlite3.INTERRUPT), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return metrics.ErrTimeout
 	}
 	return metrics.ErrOther

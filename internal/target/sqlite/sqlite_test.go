@@ -1,0 +1,188 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+func TestParseDSN(t *testing.T) {
+	tests := []struct {
+		dsn, want string
+		ok        bool
+	}{
+		{"sqlite:ceiling.db", "ceiling.db", true},
+		{"sqlite:/tmp/x.db", "/tmp/x.db", true},
+		{"sqlite:///tmp/x.db", "/tmp/x.db", true},
+		{"sqlite://rel/x.db", "rel/x.db", true},
+		{"sqlite:", "", false},
+		{"sqlite:x.db?mode=ro", "", false},
+		{"postgres://h/db", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dsn, func(t *testing.T) {
+			got, err := ParseDSN(tc.dsn)
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Fatalf("ParseDSN(%q) = %q, %v; want %q, ok=%v", tc.dsn, got, err, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func open(t *testing.T, d target.Durability) *Target {
+	t.Helper()
+	tg, err := Open(context.Background(), target.Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "t.db"), Durability: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close(context.Background()) })
+	return tg
+}
+
+func TestDurabilityApplied(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		d    target.Durability
+		want int64
+	}{{target.DurabilityFull, 2}, {target.DurabilityRelaxed, 1}} {
+		tg := open(t, tc.d)
+		c, err := tg.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v int64
+		if err := c.(*conn).queryRow(ctx, "PRAGMA synchronous", &v); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if v != tc.want {
+			t.Fatalf("%s: synchronous = %d, want %d", tc.d, v, tc.want)
+		}
+		if tg.Info().Durability.Setting != "synchronous" || tg.Info().Durability.During == "" {
+			t.Fatalf("durability info: %+v", tg.Info().Durability)
+		}
+	}
+}
+
+func TestClassifyRealErrors(t *testing.T) {
+	ctx := context.Background()
+	tg := open(t, target.DurabilityServer)
+	if err := tg.Schema().CreateTable(ctx, "k", "id INTEGER PRIMARY KEY"); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	if _, err := c1.Exec(ctx, "INSERT INTO ceiling_k VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c1.Exec(ctx, "INSERT INTO ceiling_k VALUES (1)")
+	if got := tg.Classify(err); got != metrics.ErrConstraint {
+		t.Fatalf("duplicate key: class %v (%v), want constraint", got, err)
+	}
+
+	// A writer holding the lock past another's busy timeout gives BUSY.
+	c2, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.(*conn).c.BusyTimeout(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := c1.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c2.Exec(ctx, "INSERT INTO ceiling_k VALUES (2)")
+	if got := tg.Classify(err); got != metrics.ErrLockTimeout {
+		t.Fatalf("locked database: class %v (%v), want lock_timeout", got, err)
+	}
+	if err := c1.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = c1.Exec(ctx, "SELECT * FROM no_such_table")
+	if got := tg.Classify(err); got != metrics.ErrOther {
+		t.Fatalf("missing table: class %v, want other", got)
+	}
+	if got := tg.Classify(context.DeadlineExceeded); got != metrics.ErrTimeout {
+		t.Fatalf("deadline: class %v, want statement_timeout", got)
+	}
+}
+
+func TestNamespaceRefusesForeignTable(t *testing.T) {
+	ctx := context.Background()
+	tg := open(t, target.DurabilityServer)
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone else's table that happens to carry our prefix.
+	if _, err := c.Exec(ctx, "CREATE TABLE ceiling_rows (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO ceiling_rows VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	err = tg.Schema().CreateTable(ctx, "rows", "row_id INTEGER PRIMARY KEY")
+	if !errors.Is(err, target.ErrForeignObject) {
+		t.Fatalf("CreateTable over a foreign table: got %v, want ErrForeignObject", err)
+	}
+	if err := tg.Schema().DropTable(ctx, "rows"); !errors.Is(err, target.ErrForeignObject) {
+		t.Fatalf("DropTable of a foreign table: got %v, want ErrForeignObject", err)
+	}
+	// The foreign table is untouched.
+	c, _ = tg.Connect(ctx)
+	defer c.Close()
+	var v int64
+	if err := c.(*conn).queryRow(ctx, "SELECT x FROM ceiling_rows", &v); err != nil || v != 42 {
+		t.Fatalf("foreign table changed: %v %d", err, v)
+	}
+	// Our own tables are created, listed and dropped.
+	if err := tg.Schema().CreateTable(ctx, "mine", "id INTEGER"); err != nil {
+		t.Fatal(err)
+	}
+	tabs, err := tg.Schema().Tables(ctx)
+	if err != nil || strings.Join(tabs, ",") != "mine" {
+		t.Fatalf("Tables = %v, %v; want [mine]", tabs, err)
+	}
+}
+
+func TestSampleCountsWAL(t *testing.T) {
+	ctx := context.Background()
+	tg := open(t, target.DurabilityFull)
+	if err := tg.Schema().CreateTable(ctx, "k", "id INTEGER PRIMARY KEY"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before, _ := tg.Sample(ctx)
+	for i := 0; i < 50; i++ {
+		if _, err := c.Exec(ctx, "INSERT INTO ceiling_k (id) VALUES (?)", int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, _ := tg.Sample(ctx)
+	syncs := after.Counters[target.CtrLogSyncs] - before.Counters[target.CtrLogSyncs]
+	if syncs < 45 || syncs > 55 {
+		t.Fatalf("WAL syncs for 50 commits at FULL: %v", syncs)
+	}
+	if after.Counters[target.CtrLogBytes] <= before.Counters[target.CtrLogBytes] {
+		t.Fatal("log bytes did not grow")
+	}
+	if _, ok := after.Counters[target.CtrCommits]; ok {
+		t.Fatal("SQLite has no commit counter: it must be absent, not made up")
+	}
+}
