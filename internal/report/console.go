@@ -101,7 +101,6 @@ func (l *Live) line(iv runner.Interval) string {
 		p.Errors, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
 }
 
-
 // PrintSummary prints the end-of-run summary.
 func PrintSummary(w io.Writer, r *Result) {
 	s := r.Summary

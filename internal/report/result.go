@@ -198,13 +198,13 @@ type Params struct {
 func Build(p Params, r *runner.Result) (*Result, error) {
 	el := r.Elapsed.Seconds()
 	res := &Result{
-		Schema:    Schema,
-		Tool:      Tool{Name: "ceiling", Version: p.Version},
-		StartedAt: r.Started.UTC(),
-		Partial:   r.Partial,
-		Target:    p.Info,
-		Workload:  Workload{Name: p.Workload, Params: p.WParams},
-		Load: Load{Model: "closed", Threads: p.Load.Threads, WarmupS: p.Load.Warmup.Seconds()},
+		Schema:     Schema,
+		Tool:       Tool{Name: "ceiling", Version: p.Version},
+		StartedAt:  r.Started.UTC(),
+		Partial:    r.Partial,
+		Target:     p.Info,
+		Workload:   Workload{Name: p.Workload, Params: p.WParams},
+		Load:       Load{Model: "closed", Threads: p.Load.Threads, WarmupS: p.Load.Warmup.Seconds()},
 		Steps:      []any{},
 		Runs:       []any{},
 		Histograms: map[string]string{},
@@ -388,5 +388,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-
