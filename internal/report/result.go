@@ -110,6 +110,8 @@ type Costs struct {
 	LogWritesPerOp  *float64 `json:"log_writes_per_op"`
 	DataReadsPerOp  *float64 `json:"data_reads_per_op"`
 	DataWritesPerOp *float64 `json:"data_writes_per_op"`
+	DataSyncsPerOp  *float64 `json:"data_syncs_per_op"`
+	CommitsPerOp    *float64 `json:"commits_per_op"`
 	CPUusPerOp      *float64 `json:"cpu_us_per_op"`
 }
 
@@ -289,6 +291,7 @@ func costsOf(c map[string]float64, requests int64) Costs {
 	return Costs{
 		LogBytesPerOp: per(target.CtrLogBytes), LogSyncsPerOp: per(target.CtrLogSyncs), LogWritesPerOp: per(target.CtrLogWrites),
 		DataReadsPerOp: per(target.CtrDataReads), DataWritesPerOp: per(target.CtrDataWrites),
+		DataSyncsPerOp: per(target.CtrDataSyncs), CommitsPerOp: per(target.CtrCommits),
 	}
 }
 

@@ -212,3 +212,11 @@ type FileStat struct {
 
 // ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).
 var ErrBadDSN = errors.New("malformed DSN")
+
+// Settler is implemented by targets whose statistics lag behind the work
+// (PostgreSQL backends publish theirs about once a second and at exit). The
+// runner calls Settle after closing the worker connections and before the
+// final sample, so the last part of a run is not missing from the evidence.
+type Settler interface {
+	Settle(ctx context.Context) error
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/mysql"
+	"github.com/ceiling-db/ceiling/internal/target/postgres"
 	"github.com/ceiling-db/ceiling/internal/target/sqlite"
 )
 
@@ -14,7 +16,7 @@ import (
 const DefaultDSN = "sqlite:ceiling.db"
 
 // Schemes lists the DSN forms ceiling understands, for help texts.
-const Schemes = "sqlite:PATH"
+const Schemes = "sqlite:PATH, postgres://USER[:PASS]@HOST[:PORT]/DB, mysql://USER[:PASS]@HOST[:PORT]/DB"
 
 // Open opens the target named by opts.DSN.
 func Open(ctx context.Context, opts target.Options) (target.Target, error) {
@@ -32,6 +34,13 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 			return nil, fmt.Errorf("%w: %v", target.ErrBadDSN, err)
 		}
 		return sqlite.Open(ctx, opts)
+	case "postgres", "postgresql":
+		return postgres.Open(ctx, opts)
+	case "mysql", "mariadb":
+		if strings.ToLower(scheme) == "mariadb" {
+			opts.DSN = "mysql:" + dsn[len("mariadb:"):]
+		}
+		return mysql.Open(ctx, opts)
 	}
 	return nil, fmt.Errorf("%w %q: unknown scheme %q (want one of %s)", target.ErrBadDSN, target.Redact(dsn), scheme, Schemes)
 }

@@ -1,0 +1,87 @@
+package mysql
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// DefaultPort is used when a DSN names no port.
+const DefaultPort = "3306"
+
+// defaultDialTimeout bounds connecting when the DSN sets no timeout.
+const defaultDialTimeout = 10 * time.Second
+
+// parseDSN converts a URL DSN into go-sql-driver's configuration:
+//
+//	mysql://user:password@host:port/dbname?param=value&…
+//
+// mariadb:// is accepted as a synonym. The port defaults to 3306 and the
+// host to 127.0.0.1; the database name is required (ceiling creates its
+// tables in it). ?socket=/path/to/mysqld.sock connects over a Unix socket
+// instead of TCP. Every other parameter is handed to go-sql-driver as is
+// (tls, timeout, readTimeout, collation, …). Unless the DSN says
+// otherwise, parseTime is on (DATETIME scans into time.Time) and dialing
+// times out after 10s. The driver's own logging is silenced: its errors
+// reach the caller anyway.
+//
+// Errors wrap target.ErrBadDSN and never contain the password.
+func parseDSN(dsn string) (*mysql.Config, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// url.Error quotes pieces of the input, which may be pieces of
+		// the password: say what is wrong without them.
+		return nil, fmt.Errorf("mysql: %w %s: not a URL (escape special characters in the password as %%XX)", target.ErrBadDSN, target.Redact(dsn))
+	}
+	switch u.Scheme {
+	case "mysql", "mariadb":
+	default:
+		return nil, fmt.Errorf("mysql: %w %s: want mysql://user:password@host:3306/dbname", target.ErrBadDSN, target.Redact(dsn))
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if db == "" || strings.Contains(db, "/") {
+		return nil, fmt.Errorf("mysql: %w %s: names no database; want mysql://user:password@host:3306/dbname", target.ErrBadDSN, target.Redact(dsn))
+	}
+	q := u.Query()
+	socket := q.Get("socket")
+	q.Del("socket")
+
+	// Let the driver parse and validate the parameters; user, password,
+	// address and database are set from the URL afterwards so that no
+	// character in them needs escaping for the driver's own DSN syntax.
+	cfg, err := mysql.ParseDSN("/?" + q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("mysql: %w %s: %s", target.ErrBadDSN, target.Redact(dsn), target.Scrub(err.Error(), dsn))
+	}
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	if socket != "" {
+		cfg.Net, cfg.Addr = "unix", socket
+	} else {
+		host, port := u.Hostname(), u.Port()
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		if port == "" {
+			port = DefaultPort
+		}
+		cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(host, port)
+	}
+	cfg.DBName = db
+	if !q.Has("parseTime") {
+		cfg.ParseTime = true
+	}
+	if !q.Has("timeout") {
+		cfg.Timeout = defaultDialTimeout
+	}
+	cfg.Logger = &mysql.NopLogger{}
+	return cfg, nil
+}

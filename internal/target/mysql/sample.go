@@ -1,0 +1,143 @@
+package mysql
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Sample implements target.Sampler: one SHOW GLOBAL STATUS over the
+// sampler's own session, reconnecting if that session was lost.
+func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return target.Sample{}, errors.New("mysql: sample: target is closed")
+	}
+
+	t.sampleMu.Lock()
+	defer t.sampleMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if t.sampler == nil {
+			c, err := t.conn(ctx)
+			if err != nil {
+				return target.Sample{}, fmt.Errorf("mysql: sample: %w", err)
+			}
+			t.sampler = c
+		}
+		start := time.Now()
+		status, err := t.readStatus(ctx)
+		if err == nil {
+			end := time.Now()
+			return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: counters(status)}, nil
+		}
+		lost := Classify(err) == metrics.ErrConnLost
+		if lost {
+			// Drop the session; the next attempt takes a new one.
+			_ = t.sampler.Raw(func(any) error { return driver.ErrBadConn })
+			_ = t.sampler.Close()
+			t.sampler = nil
+		}
+		if !lost || attempt > 0 || ctx.Err() != nil {
+			return target.Sample{}, fmt.Errorf("mysql: sample: %w", err)
+		}
+	}
+}
+
+func (t *myTarget) readStatus(ctx context.Context) (map[string]string, error) {
+	rows, err := t.sampler.QueryContext(ctx, "SHOW GLOBAL STATUS")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	status := make(map[string]string, 512)
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		status[name] = value
+	}
+	return status, rows.Err()
+}
+
+// extraStatus are status variables outside Innodb_* kept under "mysql.".
+var extraStatus = []string{
+	"Com_commit", "Com_rollback", "Com_insert", "Com_update", "Com_delete",
+	"Com_replace", "Com_select", "Questions", "Queries", "Handler_commit",
+	"Handler_rollback", "Bytes_received", "Bytes_sent", "Binlog_bytes_written",
+	"Connections", "Aborted_clients", "Threads_connected", "Threads_running",
+	"Created_tmp_disk_tables", "Slow_queries", "Table_locks_waited",
+}
+
+// counters maps SHOW GLOBAL STATUS to sample counters:
+//
+//	Innodb_os_log_written              → log_bytes
+//	Innodb_log_writes                  → log_writes
+//	Innodb_os_log_fsyncs               → log_syncs (MySQL; MariaDB 10.11 lacks it: absent)
+//	Innodb_data_fsyncs                 → data_syncs (on MariaDB this includes the log fsyncs)
+//	Innodb_data_reads / _writes        → data_reads / data_writes
+//	Innodb_data_read / _written        → data_bytes_read / data_bytes_write
+//	Innodb_buffer_pool_read_requests   → cache_reads
+//	read_requests - Innodb_buffer_pool_reads → cache_hits
+//	Com_commit / Com_rollback          → commits / rollbacks
+//
+// Com_commit counts COMMIT statements only: statements run in autocommit
+// mode are not in it (mysql.handler_commit counts them, along with every
+// statement's internal commit, reads included). Every numeric Innodb_*
+// variable, and the few in extraStatus, are also kept as
+// "mysql.<lower-case name>"; some Innodb_* ones (pages free, dirty, …) are
+// levels rather than cumulative counts.
+func counters(status map[string]string) map[string]float64 {
+	num := func(name string) (float64, bool) {
+		s, ok := status[name]
+		if !ok {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		return v, err == nil
+	}
+	out := map[string]float64{}
+	for name := range status {
+		if len(name) > 7 && strings.EqualFold(name[:7], "Innodb_") {
+			if v, ok := num(name); ok {
+				out["mysql."+strings.ToLower(name)] = v
+			}
+		}
+	}
+	for _, name := range extraStatus {
+		if v, ok := num(name); ok {
+			out["mysql."+strings.ToLower(name)] = v
+		}
+	}
+	copyTo := func(ctr, name string) {
+		if v, ok := num(name); ok {
+			out[ctr] = v
+		}
+	}
+	copyTo(target.CtrLogBytes, "Innodb_os_log_written")
+	copyTo(target.CtrLogWrites, "Innodb_log_writes")
+	copyTo(target.CtrLogSyncs, "Innodb_os_log_fsyncs")
+	copyTo(target.CtrDataSyncs, "Innodb_data_fsyncs")
+	copyTo(target.CtrDataReads, "Innodb_data_reads")
+	copyTo(target.CtrDataWrites, "Innodb_data_writes")
+	copyTo(target.CtrDataBytesRead, "Innodb_data_read")
+	copyTo(target.CtrDataBytesWrite, "Innodb_data_written")
+	copyTo(target.CtrCommits, "Com_commit")
+	copyTo(target.CtrRollbacks, "Com_rollback")
+	if req, ok := num("Innodb_buffer_pool_read_requests"); ok {
+		out[target.CtrCacheReads] = req
+		if miss, ok := num("Innodb_buffer_pool_reads"); ok {
+			out[target.CtrCacheHits] = max(req-miss, 0)
+		}
+	}
+	return out
+}

@@ -1,0 +1,366 @@
+// Package mysql is ceiling's MySQL and MariaDB target, opened from a
+// mysql://user:password@host:port/dbname DSN (see parseDSN for the
+// details).
+//
+// It uses go-sql-driver/mysql through database/sql: every worker pins one
+// *sql.Conn and keeps one prepared *sql.Stmt per SQL text, so a statement
+// with arguments is prepared once per connection. Statements without
+// arguments go over the text protocol.
+//
+// Namespace: MySQL has no schemas inside a database, so ceiling's tables
+// are named ceiling_<name> in the DSN's database, and each one carries the
+// table COMMENT [TableMarker]. A ceiling_<name> table without that comment
+// (or a view of that name) is someone else's and is never touched
+// ([target.ErrForeignObject]). The marker lives on the table itself, so
+// there is no bookkeeping table to fall out of step with what exists.
+//
+// Durability: innodb_flush_log_at_trx_commit is global. Open reads it, sets
+// it (full → 1, relaxed → 2) when it differs, and Close puts the old value
+// back; [target.Info] records before, during and after. Changing it needs
+// SYSTEM_VARIABLES_ADMIN (MySQL 8) or SUPER (MariaDB, MySQL 5.7); without
+// that, Open fails and says so. A process that is killed (SIGKILL) cannot
+// restore the value, and two ceiling runs changing it at the same time
+// would restore each other's value: run one at a time per server.
+//
+// Server evidence ([target.Sampler]) comes from SHOW GLOBAL STATUS over a
+// dedicated connection; see counters for the mapping and its caveats.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Namespace names.
+const (
+	// Prefix starts the name of every table ceiling creates.
+	Prefix = "ceiling_"
+	// TableMarker starts the COMMENT of every table ceiling creates.
+	TableMarker = "ceiling: created by ceiling"
+)
+
+// durabilitySetting is the server variable the durability mode sets.
+const durabilitySetting = "innodb_flush_log_at_trx_commit"
+
+// restoreTimeout bounds restoring the durability setting when Open fails
+// half-way.
+const restoreTimeout = 10 * time.Second
+
+// settingNames are the server variables recorded in Info().Settings.
+var settingNames = []string{
+	"innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "binlog_format",
+	"innodb_buffer_pool_size", "innodb_log_file_size", "innodb_log_buffer_size",
+	"innodb_flush_method", "innodb_doublewrite", "innodb_io_capacity",
+	"max_connections", "performance_schema", "version_comment",
+	"innodb_page_size", "max_prepared_stmt_count", "transaction_isolation", "tx_isolation",
+}
+
+// myTarget implements target.Target and target.Sampler.
+type myTarget struct {
+	dsn string // as given; only ever shown through target.Redact
+	db  *sql.DB
+
+	mu      sync.Mutex // guards info, changed and closed
+	info    target.Info
+	changed bool // ceiling set the durability variable and must restore it
+	closed  bool
+
+	adminMu sync.Mutex // guards admin; serialises schema operations
+	admin   *sql.Conn
+
+	sampleMu sync.Mutex // guards sampler
+	sampler  *sql.Conn
+}
+
+var (
+	_ target.Target  = (*myTarget)(nil)
+	_ target.Sampler = (*myTarget)(nil)
+)
+
+// Open connects to the server named by opts.DSN, reads its version and
+// settings and applies the durability mode (see the package comment). It
+// fails with a one-line error (never containing the password) when the
+// server cannot be reached, refuses the login, has no such database, or
+// the user may not change the durability setting.
+func Open(ctx context.Context, opts target.Options) (target.Target, error) {
+	mode, err := target.ParseDurability(string(opts.Durability))
+	if err != nil {
+		return nil, fmt.Errorf("mysql: %w", err)
+	}
+	cfg, err := parseDSN(opts.DSN)
+	if err != nil {
+		return nil, err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: %w %s: %s", target.ErrBadDSN, target.Redact(opts.DSN), target.Scrub(err.Error(), opts.DSN, cfg.Passwd))
+	}
+	db := sql.OpenDB(connector)
+	if opts.MaxConns > 0 {
+		// Workers, the admin and sampler sessions, and room for
+		// reconnects while a lost connection is still being torn down.
+		db.SetMaxOpenConns(2*opts.MaxConns + 8)
+	}
+	t := &myTarget{dsn: opts.DSN, db: db}
+
+	admin, err := t.conn(ctx)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	t.admin = admin
+	if err := t.readInfo(ctx); err != nil {
+		t.closeAll()
+		return nil, err
+	}
+	if err := t.applyDurability(ctx, mode); err != nil {
+		// Close restores the setting if it was changed before the
+		// failure, even if ctx is cancelled by now.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+		defer cancel()
+		return nil, errors.Join(err, t.Close(cctx))
+	}
+	return t, nil
+}
+
+// conn takes a new session from the pool, turning a failure into a
+// one-line error that names the (redacted) DSN and carries no password.
+func (t *myTarget) conn(ctx context.Context) (*sql.Conn, error) {
+	c, err := t.db.Conn(ctx)
+	if err != nil {
+		return nil, &openError{
+			msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + oneLine(target.Scrub(err.Error(), t.dsn)),
+			err: err,
+		}
+	}
+	return c, nil
+}
+
+// readInfo reads the version and the settings snapshot on the admin session.
+func (t *myTarget) readInfo(ctx context.Context) error {
+	info := target.Info{Engine: "mysql", DSN: target.Redact(t.dsn), Settings: map[string]string{}}
+	if err := t.admin.QueryRowContext(ctx, "SELECT VERSION()").Scan(&info.Version); err != nil {
+		return fmt.Errorf("mysql: read version: %w", err)
+	}
+	// The names are constants: quote them inline rather than bind them,
+	// as SHOW is not preparable everywhere.
+	rows, err := t.admin.QueryContext(ctx,
+		"SHOW GLOBAL VARIABLES WHERE Variable_name IN ('"+strings.Join(settingNames, "', '")+"')")
+	if err != nil {
+		return fmt.Errorf("mysql: read settings: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return fmt.Errorf("mysql: read settings: %w", err)
+		}
+		info.Settings[name] = value
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("mysql: read settings: %w", err)
+	}
+	var name, value string
+	err = t.admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_os_log_fsyncs'").Scan(&name, &value)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		info.Settings["missing_evidence"] = "Innodb_os_log_fsyncs (log fsyncs are counted in Innodb_data_fsyncs)"
+	case err != nil:
+		return fmt.Errorf("mysql: read status: %w", err)
+	}
+	if strings.Contains(strings.ToLower(info.Version), "mariadb") {
+		info.Settings["flavor"] = "mariadb"
+	} else {
+		info.Settings["flavor"] = "mysql"
+	}
+	t.info = info
+	return nil
+}
+
+// applyDurability reads the global setting and changes it when the mode
+// asks for another value.
+func (t *myTarget) applyDurability(ctx context.Context, mode target.Durability) error {
+	before, err := t.readDurability(ctx, t.admin)
+	if err != nil {
+		return err
+	}
+	t.info.Durability = target.DurabilityInfo{
+		Mode: mode, Setting: durabilitySetting, Scope: "global", Before: before, During: before,
+	}
+	want := map[target.Durability]string{target.DurabilityFull: "1", target.DurabilityRelaxed: "2"}[mode]
+	if want == "" || want == before {
+		return nil
+	}
+	if _, err := t.admin.ExecContext(ctx, "SET GLOBAL "+durabilitySetting+" = "+want); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && (me.Number == 1227 || me.Number == 1044 || me.Number == 1045) {
+			return fmt.Errorf("mysql: --durability %s needs %s=%s (it is %s) but this user may not change it: "+
+				"grant SYSTEM_VARIABLES_ADMIN (MySQL 8) or SUPER (MariaDB), or use --durability server: %w",
+				mode, durabilitySetting, want, before, err)
+		}
+		return fmt.Errorf("mysql: set %s=%s: %w", durabilitySetting, want, err)
+	}
+	t.changed = true
+	during, err := t.readDurability(ctx, t.admin)
+	if err != nil {
+		return err
+	}
+	t.info.Durability.During = during
+	return nil
+}
+
+func (t *myTarget) readDurability(ctx context.Context, c *sql.Conn) (string, error) {
+	var v string
+	if err := c.QueryRowContext(ctx, "SELECT @@GLOBAL."+durabilitySetting).Scan(&v); err != nil {
+		return "", fmt.Errorf("mysql: read %s: %w", durabilitySetting, err)
+	}
+	return v, nil
+}
+
+// Info implements target.Target.
+func (t *myTarget) Info() target.Info {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	info := t.info
+	info.Settings = make(map[string]string, len(t.info.Settings))
+	for k, v := range t.info.Settings {
+		info.Settings[k] = v
+	}
+	return info
+}
+
+// Dialect implements target.Target.
+func (t *myTarget) Dialect() target.Dialect {
+	return target.Dialect{Engine: "mysql", Prefix: Prefix}
+}
+
+// Connect implements target.Target.
+func (t *myTarget) Connect(ctx context.Context) (target.Conn, error) {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return nil, errors.New("mysql: connect: target is closed")
+	}
+	c, err := t.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c, stmts: map[string]prepared{}}, nil
+}
+
+// Classify implements target.Target.
+func (t *myTarget) Classify(err error) metrics.ErrClass { return Classify(err) }
+
+// Schema implements target.Target.
+func (t *myTarget) Schema() target.Schema { return schema{t: t} }
+
+// Close implements target.Target: it restores innodb_flush_log_at_trx_commit
+// if Open changed it (on a fresh session if the admin one was lost), records
+// the value after, and closes every connection. If the restore fails, the
+// error says which statement to run by hand. Close is safe to call more
+// than once.
+func (t *myTarget) Close(ctx context.Context) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+
+	var errs []error
+	err := t.withAdmin(ctx, func(c *sql.Conn) error {
+		t.mu.Lock()
+		changed, before := t.changed, t.info.Durability.Before
+		t.mu.Unlock()
+		if changed {
+			if _, err := c.ExecContext(ctx, "SET GLOBAL "+durabilitySetting+" = "+before); err != nil {
+				return fmt.Errorf("mysql: restore %s to %s (run SET GLOBAL %s = %s by hand): %w",
+					durabilitySetting, before, durabilitySetting, before, err)
+			}
+			t.mu.Lock()
+			t.changed = false
+			t.mu.Unlock()
+		}
+		after, err := t.readDurability(ctx, c)
+		if err != nil {
+			return err
+		}
+		t.mu.Lock()
+		t.info.Durability.After = after
+		t.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	t.closeAll()
+	return errors.Join(errs...)
+}
+
+// closeAll releases the admin and sampler sessions and the pool.
+func (t *myTarget) closeAll() {
+	t.adminMu.Lock()
+	if t.admin != nil {
+		_ = t.admin.Close()
+		t.admin = nil
+	}
+	t.adminMu.Unlock()
+	t.sampleMu.Lock()
+	if t.sampler != nil {
+		_ = t.sampler.Close()
+		t.sampler = nil
+	}
+	t.sampleMu.Unlock()
+	_ = t.db.Close()
+}
+
+// withAdmin runs fn on the admin session. If fn fails because the session
+// was lost, it is retried once on a new session.
+func (t *myTarget) withAdmin(ctx context.Context, fn func(*sql.Conn) error) error {
+	t.adminMu.Lock()
+	defer t.adminMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if t.admin == nil {
+			c, err := t.conn(ctx)
+			if err != nil {
+				return err
+			}
+			t.admin = c
+		}
+		err := fn(t.admin)
+		if err == nil || attempt > 0 || Classify(err) != metrics.ErrConnLost {
+			return err
+		}
+		_ = t.admin.Raw(func(any) error { return driver.ErrBadConn })
+		_ = t.admin.Close()
+		t.admin = nil
+	}
+}
+
+// openError is a connect error: a one-line, password-free message that
+// still unwraps to the driver's error for errors.Is/As.
+type openError struct {
+	msg string
+	err error
+}
+
+func (e *openError) Error() string { return e.msg }
+func (e *openError) Unwrap() error { return e.err }
+
+// oneLine folds a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.TrimSpace(s)), " ")
+}

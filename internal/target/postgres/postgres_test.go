@@ -1,0 +1,686 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// The integration tests run against CEILING_TEST_PG_DSN, e.g.
+// postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable. So as not
+// to disturb other users of that server (or other packages' tests), they
+// work in databases of their own, created here and dropped by TestMain:
+// ceiling_test_pg for most tests, ceiling_test_ns for the foreign-schema
+// test.
+
+const testPassword = "Sup3rS3cretPw"
+
+var (
+	createdMu sync.Mutex
+	created   []string // databases to drop after the tests
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dsn := os.Getenv("CEILING_TEST_PG_DSN"); dsn != "" && len(created) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if c, err := pgx.Connect(ctx, dsn); err == nil {
+			for _, db := range created {
+				_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+			}
+			_ = c.Close(ctx)
+		}
+		cancel()
+	}
+	os.Exit(code)
+}
+
+// baseDSN returns CEILING_TEST_PG_DSN or skips the test.
+func baseDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("CEILING_TEST_PG_DSN")
+	if dsn == "" {
+		t.Skip("CEILING_TEST_PG_DSN not set")
+	}
+	return dsn
+}
+
+// testDB returns a DSN for database name on the test server, creating the
+// database the first time.
+func testDB(t *testing.T, name string) string {
+	t.Helper()
+	base := baseDSN(t)
+	createdMu.Lock()
+	defer createdMu.Unlock()
+	if !slicesContains(created, name) {
+		ctx := testCtx(t)
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Fatalf("connect %s: %v", target.Redact(base), err)
+		}
+		defer c.Close(ctx)
+		var exists bool
+		if err := c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+			t.Fatal(err)
+		}
+		if !exists {
+			if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+				t.Fatalf("create database %s: %v", name, err)
+			}
+		}
+		created = append(created, name)
+	}
+	return withDatabase(t, base, name)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// withDatabase points dsn (URL or key/value) at database db.
+func withDatabase(t *testing.T, dsn, db string) string {
+	t.Helper()
+	if strings.Contains(dsn, "://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("parse CEILING_TEST_PG_DSN: %v", err)
+		}
+		u.Path = "/" + db
+		return u.String()
+	}
+	return dsn + " dbname=" + db
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func openTarget(t *testing.T, dsn string, mode target.Durability) target.Target {
+	t.Helper()
+	tg, err := Open(testCtx(t), target.Options{DSN: dsn, Durability: mode})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", target.Redact(dsn), err)
+	}
+	t.Cleanup(func() {
+		if err := tg.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return tg
+}
+
+func connect(t *testing.T, tg target.Target) target.Conn {
+	t.Helper()
+	c, err := tg.Connect(testCtx(t))
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func queryString(t *testing.T, c target.Conn, sql string, args ...any) string {
+	t.Helper()
+	rows, err := c.Query(testCtx(t), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var s string
+	if !rows.Next() {
+		t.Fatalf("%s: no row (err %v)", sql, rows.Err())
+	}
+	if err := rows.Scan(&s); err != nil {
+		t.Fatalf("%s: scan: %v", sql, err)
+	}
+	return s
+}
+
+func TestOpenInfo(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	info := tg.Info()
+	if info.Engine != "postgres" {
+		t.Errorf("Engine = %q, want postgres", info.Engine)
+	}
+	if info.Version == "" || info.Version[0] < '1' || info.Version[0] > '9' {
+		t.Errorf("Version = %q, want a server_version", info.Version)
+	}
+	if info.DSN != target.Redact(dsn) {
+		t.Errorf("DSN = %q, want %q", info.DSN, target.Redact(dsn))
+	}
+	for _, k := range []string{"synchronous_commit", "fsync", "wal_sync_method", "shared_buffers",
+		"max_connections", "checkpoint_timeout", "max_wal_size", "full_page_writes", "track_wal_io_timing"} {
+		if _, ok := info.Settings[k]; !ok {
+			t.Errorf("Settings lacks %s; got %v", k, info.Settings)
+		}
+	}
+	if d := tg.Dialect(); d != (target.Dialect{Engine: "postgres", Prefix: "ceiling.", Dollar: true}) {
+		t.Errorf("Dialect = %+v", d)
+	}
+	if v, _ := strconv.Atoi(info.Settings["server_version_num"]); v < 160000 && !strings.Contains(info.Settings["missing_evidence"], "pg_stat_io") {
+		t.Errorf("server %d has no pg_stat_io but missing_evidence = %q", v, info.Settings["missing_evidence"])
+	}
+	t.Logf("version %s; settings %v", info.Version, info.Settings)
+}
+
+func TestTableRoundTrip(t *testing.T) {
+	ctx := testCtx(t)
+	tg := openTarget(t, testDB(t, "ceiling_test_pg"), target.DurabilityServer)
+	s := tg.Schema()
+	tbl := tg.Dialect().Table("rt")
+	if err := s.CreateTable(ctx, "rt", "id int PRIMARY KEY, v text NOT NULL"); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	c := connect(t, tg)
+	for i := 1; i <= 3; i++ {
+		n, err := c.Exec(ctx, "INSERT INTO "+tbl+" (id, v) VALUES ($1, $2)", i, "v"+strconv.Itoa(i))
+		if err != nil || n != 1 {
+			t.Fatalf("insert %d: n=%d err=%v, want 1, nil", i, n, err)
+		}
+	}
+	if n, err := c.Exec(ctx, "UPDATE "+tbl+" SET v = v || 'x' WHERE id >= $1", 2); err != nil || n != 2 {
+		t.Fatalf("update: n=%d err=%v, want 2, nil", n, err)
+	}
+	rows, err := c.Query(ctx, "SELECT id, v FROM "+tbl+" WHERE id > $1 ORDER BY id", 0)
+	if err != nil {
+		t.Fatalf("query: %v", err)
+	}
+	var got []string
+	for rows.Next() {
+		var id int
+		var v string
+		if err := rows.Scan(&id, &v); err != nil {
+			t.Fatalf("scan: %v", err)
+		}
+		got = append(got, fmt.Sprintf("%d=%s", id, v))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("rows: %v", err)
+	}
+	_ = rows.Close()
+	if want := "1=v1 2=v2x 3=v3x"; strings.Join(got, " ") != want {
+		t.Errorf("rows = %q, want %q", strings.Join(got, " "), want)
+	}
+
+	// A transaction that rolls back leaves nothing.
+	if err := c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM "+tbl); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryString(t, c, "SELECT count(*)::text FROM "+tbl); n != "3" {
+		t.Errorf("after rollback count = %s, want 3", n)
+	}
+	// A failed transaction's COMMIT is reported.
+	if err := c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO "+tbl+" (id, v) VALUES ($1, $2)", 1, "dup"); err == nil {
+		t.Fatal("duplicate insert succeeded")
+	}
+	if err := c.Commit(ctx); !errors.Is(err, pgx.ErrTxCommitRollback) {
+		t.Errorf("Commit after a failed statement = %v, want ErrTxCommitRollback", err)
+	}
+
+	if err := s.CreateIndex(ctx, "rt", "rt_v", "v"); err != nil {
+		t.Fatalf("CreateIndex: %v", err)
+	}
+	names, err := s.Tables(ctx)
+	if err != nil || !slicesContains(names, "rt") {
+		t.Fatalf("Tables = %v, %v; want rt in it", names, err)
+	}
+	// CreateTable replaces ceiling's own table.
+	if err := s.CreateTable(ctx, "rt", "id int PRIMARY KEY"); err != nil {
+		t.Fatalf("CreateTable again: %v", err)
+	}
+	if n := queryString(t, c, "SELECT count(*)::text FROM "+tbl); n != "0" {
+		t.Errorf("after replace count = %s, want 0", n)
+	}
+	if err := s.DropTable(ctx, "rt"); err != nil {
+		t.Fatalf("DropTable: %v", err)
+	}
+	if err := s.DropTable(ctx, "rt"); err != nil {
+		t.Fatalf("DropTable of a missing table: %v", err)
+	}
+	if names, _ := s.Tables(ctx); slicesContains(names, "rt") {
+		t.Errorf("Tables after drop = %v", names)
+	}
+	if err := s.DropAll(ctx); err != nil {
+		t.Fatalf("DropAll: %v", err)
+	}
+	if names, err := s.Tables(ctx); err != nil || len(names) != 0 {
+		t.Errorf("Tables after DropAll = %v, %v; want none", names, err)
+	}
+}
+
+func TestForeignSchema(t *testing.T) {
+	ctx := testCtx(t)
+	dsn := testDB(t, "ceiling_test_ns")
+	raw, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	if _, err := raw.Exec(ctx, "DROP SCHEMA IF EXISTS ceiling CASCADE; CREATE SCHEMA ceiling; CREATE TABLE ceiling.keep (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = raw.Exec(context.Background(), "DROP SCHEMA IF EXISTS ceiling CASCADE") })
+
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	s := tg.Schema()
+	checks := map[string]error{
+		"CreateTable": s.CreateTable(ctx, "t", "id int"),
+		"DropTable":   s.DropTable(ctx, "keep"),
+		"DropAll":     s.DropAll(ctx),
+	}
+	_, checks["Tables"] = s.Tables(ctx)
+	for op, err := range checks {
+		if !errors.Is(err, target.ErrForeignObject) {
+			t.Errorf("%s on a foreign schema = %v, want ErrForeignObject", op, err)
+		} else if !strings.Contains(err.Error(), `"ceiling"`) {
+			t.Errorf("%s error %q does not name the schema", op, err)
+		}
+	}
+	var n int
+	if err := raw.QueryRow(ctx, "SELECT count(*) FROM ceiling.keep").Scan(&n); err != nil {
+		t.Errorf("foreign table was touched: %v", err)
+	}
+}
+
+func TestForeignTable(t *testing.T) {
+	ctx := testCtx(t)
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	s := tg.Schema()
+	// Make sure ceiling's schema exists, then put a table of "someone
+	// else's" in it.
+	if err := s.CreateTable(ctx, "mine", "id int"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	if _, err := raw.Exec(ctx, "CREATE TABLE ceiling.theirs (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = raw.Exec(context.Background(), "DROP TABLE IF EXISTS ceiling.theirs")
+		_ = s.DropAll(context.Background())
+	})
+	if err := s.CreateTable(ctx, "theirs", "id int"); !errors.Is(err, target.ErrForeignObject) {
+		t.Errorf("CreateTable over a foreign table = %v, want ErrForeignObject", err)
+	}
+	if err := s.DropTable(ctx, "theirs"); !errors.Is(err, target.ErrForeignObject) {
+		t.Errorf("DropTable of a foreign table = %v, want ErrForeignObject", err)
+	}
+	if err := s.CreateIndex(ctx, "theirs", "theirs_x", "x"); !errors.Is(err, target.ErrForeignObject) {
+		t.Errorf("CreateIndex on a foreign table = %v, want ErrForeignObject", err)
+	}
+	if err := s.DropAll(ctx); !errors.Is(err, target.ErrForeignObject) || !strings.Contains(err.Error(), "theirs") {
+		t.Errorf("DropAll with a foreign table inside = %v, want ErrForeignObject naming it", err)
+	}
+	names, err := s.Tables(ctx)
+	if err != nil || !slicesContains(names, "mine") || slicesContains(names, "theirs") {
+		t.Errorf("Tables = %v, %v; want mine, not theirs", names, err)
+	}
+	var n int
+	if err := raw.QueryRow(ctx, "SELECT count(*) FROM ceiling.theirs").Scan(&n); err != nil {
+		t.Errorf("foreign table was touched: %v", err)
+	}
+}
+
+func TestDurability(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	for _, tt := range []struct {
+		mode target.Durability
+		want string // "" = the server's value
+	}{
+		{target.DurabilityFull, "on"},
+		{target.DurabilityRelaxed, "off"},
+		{target.DurabilityServer, ""},
+	} {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			tg, err := Open(testCtx(t), target.Options{DSN: dsn, Durability: tt.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := tg.Connect(testCtx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := queryString(t, c, "SHOW synchronous_commit")
+			_ = c.Close()
+			d := tg.Info().Durability
+			want := tt.want
+			if want == "" {
+				want = d.Before
+			}
+			if got != want {
+				t.Errorf("worker synchronous_commit = %q, want %q", got, want)
+			}
+			if d.Mode != tt.mode || d.Setting != "synchronous_commit" || d.Scope != "session" || d.During != want || d.Before == "" {
+				t.Errorf("Durability = %+v", d)
+			}
+			if err := tg.Close(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if d := tg.Info().Durability; d.After != d.Before {
+				t.Errorf("after Close: After = %q, Before = %q", d.After, d.Before)
+			}
+		})
+	}
+}
+
+func TestSamplerDeltas(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	syncs := map[target.Durability]float64{}
+	for _, mode := range []target.Durability{target.DurabilityFull, target.DurabilityRelaxed} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := testCtx(t)
+			tg := openTarget(t, dsn, mode)
+			sampler, ok := tg.(target.Sampler)
+			if !ok {
+				t.Fatal("target does not implement Sampler")
+			}
+			if err := tg.Schema().CreateTable(ctx, "samp", "id int PRIMARY KEY, v text"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = tg.Schema().DropTable(context.Background(), "samp") })
+			c := connect(t, tg)
+			s0, err := sampler.Sample(ctx)
+			if err != nil {
+				t.Fatalf("Sample: %v", err)
+			}
+			const n = 200
+			start := time.Now()
+			for i := 0; i < n; i++ {
+				if _, err := c.Exec(ctx, "INSERT INTO ceiling.samp (id, v) VALUES ($1, $2)", i, "x"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			elapsed := time.Since(start)
+			// Backends publish statistics when idle, at most once a second;
+			// ask this one to publish now (15+), then poll briefly.
+			_, _ = c.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+			var s1 target.Sample
+			var d map[string]float64
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				if s1, err = sampler.Sample(ctx); err != nil {
+					t.Fatalf("Sample: %v", err)
+				}
+				d = delta(s0, s1)
+				if d[target.CtrCommits] >= n || time.Now().After(deadline) {
+					break
+				}
+			}
+			for _, k := range []string{target.CtrLogBytes, target.CtrLogWrites, target.CtrLogSyncs,
+				target.CtrCommits, target.CtrCacheReads, target.CtrCheckpoints, target.CtrDataWrites, "pg.tup_inserted"} {
+				if _, ok := s1.Counters[k]; !ok {
+					t.Errorf("counter %s absent", k)
+				}
+			}
+			if tg.Info().Settings["track_wal_io_timing"] != "on" {
+				if _, ok := s1.Counters[target.CtrLogSyncMs]; ok {
+					t.Errorf("%s present with track_wal_io_timing off", target.CtrLogSyncMs)
+				}
+			}
+			syncs[mode] = d[target.CtrLogSyncs]
+			t.Logf("%s: %d inserts in %v: log_syncs %+.0f, log_writes %+.0f, log_bytes %+.0f (%.0f B/insert), commits %+.0f, pg.wal_records %+.0f, pg.tup_inserted %+.0f",
+				mode, n, elapsed.Round(time.Millisecond), d[target.CtrLogSyncs], d[target.CtrLogWrites], d[target.CtrLogBytes],
+				d[target.CtrLogBytes]/n, d[target.CtrCommits], d["pg.wal_records"], d["pg.tup_inserted"])
+			if d["pg.tup_inserted"] < n {
+				t.Errorf("pg.tup_inserted delta = %v, want >= %d", d["pg.tup_inserted"], n)
+			}
+			if mode == target.DurabilityFull && d[target.CtrLogSyncs] < 150 {
+				t.Errorf("full durability: log_syncs delta = %v for %d commits, want >= 150", d[target.CtrLogSyncs], n)
+			}
+		})
+	}
+	if full, relaxed := syncs[target.DurabilityFull], syncs[target.DurabilityRelaxed]; full > 0 && relaxed > full/4 {
+		t.Errorf("relaxed durability: log_syncs delta = %v, want far fewer than full's %v", relaxed, full)
+	}
+}
+
+func TestSamplerReconnects(t *testing.T) {
+	ctx := testCtx(t)
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	sampler := tg.(target.Sampler)
+	if _, err := sampler.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// End the target's own sessions (admin and sampler).
+	raw, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	var n int
+	if err := raw.QueryRow(ctx, `
+		SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'ceiling' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("terminated %d sessions, want the admin and sampler sessions", n)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := sampler.Sample(ctx); err != nil {
+		t.Errorf("Sample after its session was terminated: %v", err)
+	}
+	if _, err := tg.Schema().Tables(ctx); err != nil {
+		t.Errorf("Tables after the admin session was terminated: %v", err)
+	}
+}
+
+func delta(a, b target.Sample) map[string]float64 {
+	d := map[string]float64{}
+	for k, v := range b.Counters {
+		if old, ok := a.Counters[k]; ok {
+			d[k] = v - old
+		}
+	}
+	return d
+}
+
+func TestClassifyReal(t *testing.T) {
+	ctx := testCtx(t)
+	tg := openTarget(t, testDB(t, "ceiling_test_pg"), target.DurabilityServer)
+	if err := tg.Schema().CreateTable(ctx, "cls", "id int PRIMARY KEY, v int"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Schema().DropTable(context.Background(), "cls") })
+	a, b := connect(t, tg), connect(t, tg)
+	for i := 1; i <= 2; i++ {
+		if _, err := a.Exec(ctx, "INSERT INTO ceiling.cls VALUES ($1, 0)", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(name string, err error, class metrics.ErrClass) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			return
+		}
+		if got := tg.Classify(err); got != class {
+			t.Errorf("%s: Classify(%v) = %v, want %v", name, err, got, class)
+		} else {
+			t.Logf("%s: %v → %v", name, err, got)
+		}
+	}
+
+	_, err := a.Exec(ctx, "INSERT INTO ceiling.cls VALUES ($1, 0)", 1)
+	want("unique violation", err, metrics.ErrConstraint)
+	_, err = a.Exec(ctx, "INSERT INTO ceiling.cls VALUES ($1, 1 / $2::int)", 3, 0)
+	want("division by zero", err, metrics.ErrOther)
+
+	// Lock timeout: a holds the row, b waits at most 100ms.
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "UPDATE ceiling.cls SET v = 1 WHERE id = 1")
+	mustExec(t, b, "SET lock_timeout = '100ms'")
+	_, err = b.Exec(ctx, "UPDATE ceiling.cls SET v = 2 WHERE id = $1", 1)
+	want("lock timeout", err, metrics.ErrLockTimeout)
+	mustExec(t, b, "SET lock_timeout = 0")
+	mustExec(t, a, "ROLLBACK")
+
+	// Deadlock: a locks 1 then 2, b locks 2 then 1.
+	mustExec(t, a, "BEGIN")
+	mustExec(t, b, "BEGIN")
+	mustExec(t, a, "UPDATE ceiling.cls SET v = 1 WHERE id = 1")
+	mustExec(t, b, "UPDATE ceiling.cls SET v = 1 WHERE id = 2")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.Exec(ctx, "UPDATE ceiling.cls SET v = 2 WHERE id = $1", 2)
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	_, errB := b.Exec(ctx, "UPDATE ceiling.cls SET v = 2 WHERE id = $1", 1)
+	errA := <-errc
+	_ = a.Rollback(ctx)
+	_ = b.Rollback(ctx)
+	if errA == nil {
+		want("deadlock", errB, metrics.ErrSerialization)
+	} else {
+		want("deadlock", errA, metrics.ErrSerialization)
+	}
+
+	// Statement timeout.
+	mustExec(t, b, "SET statement_timeout = '50ms'")
+	_, err = b.Exec(ctx, "SELECT pg_sleep(1)")
+	want("statement timeout", err, metrics.ErrTimeout)
+	mustExec(t, b, "SET statement_timeout = 0")
+
+	// Terminated session.
+	pid := queryString(t, b, "SELECT pg_backend_pid()::text")
+	mustExec(t, a, "SELECT pg_terminate_backend("+pid+")")
+	time.Sleep(100 * time.Millisecond)
+	_, err = b.Exec(ctx, "SELECT 1")
+	want("terminated", err, metrics.ErrConnLost)
+	_, err = b.Exec(ctx, "SELECT 1")
+	want("use after termination", err, metrics.ErrConnLost)
+
+	// A client-side deadline.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = a.Exec(short, "SELECT pg_sleep(1)")
+	cancel()
+	if got := tg.Classify(err); got != metrics.ErrTimeout && got != metrics.ErrConnLost {
+		t.Errorf("client deadline: Classify(%v) = %v, want statement_timeout or connection_lost", err, got)
+	}
+}
+
+func mustExec(t *testing.T, c target.Conn, sql string) {
+	t.Helper()
+	if _, err := c.Exec(testCtx(t), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// checkOpenError asserts that Open fails with a one-line error free of the
+// password.
+func checkOpenError(t *testing.T, dsn, mustContain string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tg, err := Open(ctx, target.Options{DSN: dsn})
+	if err == nil {
+		_ = tg.Close(ctx)
+		t.Fatalf("Open(%s) succeeded, want an error", target.Redact(dsn))
+	}
+	if errors.Is(err, target.ErrBadDSN) != (mustContain == "malformed DSN") {
+		t.Errorf("errors.Is(%v, ErrBadDSN) = %v", err, errors.Is(err, target.ErrBadDSN))
+	}
+	msg := err.Error()
+	t.Logf("error: %s", msg)
+	if strings.Contains(msg, testPassword) {
+		t.Errorf("error contains the password: %q", msg)
+	}
+	if strings.ContainsAny(msg, "\r\n") {
+		t.Errorf("error is not one line: %q", msg)
+	}
+	if !strings.HasPrefix(msg, "postgres: ") {
+		t.Errorf("error %q lacks the package prefix", msg)
+	}
+	if mustContain != "" && !strings.Contains(msg, mustContain) {
+		t.Errorf("error %q does not contain %q", msg, mustContain)
+	}
+	return err
+}
+
+func TestOpenErrors(t *testing.T) {
+	base := baseDSN(t)
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" {
+		t.Skip("CEILING_TEST_PG_DSN is not a URL")
+	}
+	t.Run("unknown user", func(t *testing.T) {
+		v := *u
+		v.User = url.UserPassword("ceiling_no_such_user", testPassword)
+		checkOpenError(t, v.String(), "ceiling_no_such_user")
+	})
+	t.Run("missing database", func(t *testing.T) {
+		v := *u
+		v.User = url.UserPassword(u.User.Username(), testPassword)
+		v.Path = "/ceiling_no_such_db"
+		checkOpenError(t, v.String(), "ceiling_no_such_db")
+	})
+}
+
+// The next two need no server.
+
+func TestOpenClosedPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip("no loopback:", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	for _, dsn := range []string{
+		fmt.Sprintf("postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", testPassword, port),
+		fmt.Sprintf("host=localhost port=%d user=u password=%s dbname=db sslmode=disable connect_timeout=5", port, testPassword),
+	} {
+		checkOpenError(t, dsn, strconv.Itoa(port))
+	}
+}
+
+func TestOpenInvalidDSN(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:" + testPassword + "@127.0.0.1:notaport/db",
+		"postgres://u:" + testPassword + "@127.0.0.1/db?statement_cache_capacity=x",
+		"host=h password='" + testPassword,
+	} {
+		err := checkOpenError(t, dsn, "malformed DSN")
+		if !errors.Is(err, target.ErrBadDSN) {
+			t.Errorf("Open(%s) = %v, want ErrBadDSN", target.Redact(dsn), err)
+		}
+	}
+	if _, err := Open(context.Background(), target.Options{DSN: "postgres://h/db", Durability: "fast"}); err == nil {
+		t.Error("Open with durability \"fast\" succeeded")
+	}
+}

@@ -1,0 +1,379 @@
+// Package postgres is ceiling's PostgreSQL target, also usable for
+// PostgreSQL-wire databases. It is opened from a postgres:// or
+// postgresql:// DSN (or a libpq key/value string); the libpq environment
+// variables (PGHOST, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, …) fill in
+// whatever the DSN leaves out.
+//
+// Every worker gets its own native *pgx.Conn (not database/sql) in pgx's
+// default statement-cache mode, so a statement with arguments is prepared
+// once per connection and then executed by name. Statements without
+// arguments go over the simple protocol, which costs one round trip either
+// way.
+//
+// Namespace: ceiling's tables live only in the schema "ceiling", which
+// ceiling creates and marks with a COMMENT (see [SchemaMarker]); each table
+// it creates is marked with a COMMENT too. A "ceiling" schema or table
+// without the marker is someone else's and is never touched
+// ([target.ErrForeignObject]).
+//
+// Durability: synchronous_commit is set for each worker session at connect
+// time (full → on, relaxed → off, server → left alone). Nothing changes on
+// the server, so there is nothing to restore.
+//
+// Server evidence ([target.Sampler]) comes from pg_stat_wal,
+// pg_stat_database, pg_stat_bgwriter, pg_stat_checkpointer (17+) and
+// pg_stat_io (16+), read over a dedicated connection. Which views and
+// columns exist is probed once; whatever is missing is left out of the
+// sample, never reported as zero.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Namespace names.
+const (
+	// Schema is the schema that holds every object ceiling creates.
+	Schema = "ceiling"
+	// SchemaMarker starts the COMMENT ceiling puts on its schema and tables;
+	// an object without it was not created by ceiling.
+	SchemaMarker = "ceiling: created by ceiling"
+)
+
+// settingNames are the server settings recorded in Info().Settings.
+var settingNames = []string{
+	"synchronous_commit", "fsync", "wal_sync_method", "track_wal_io_timing",
+	"track_io_timing", "shared_buffers", "max_connections", "checkpoint_timeout",
+	"max_wal_size", "full_page_writes", "wal_level", "commit_delay",
+	"wal_writer_delay", "synchronous_standby_names", "block_size",
+	"server_version_num",
+}
+
+// closeTimeout bounds how long closing a connection may take; Conn.Close
+// has no context of its own.
+const closeTimeout = 5 * time.Second
+
+// pgTarget implements target.Target and target.Sampler.
+type pgTarget struct {
+	dsn  string          // as given; only ever shown through target.Redact
+	cfg  *pgx.ConnConfig // admin and sampler sessions
+	wcfg *pgx.ConnConfig // worker sessions: cfg plus the durability setting
+
+	mu     sync.Mutex // guards info and closed
+	info   target.Info
+	closed bool
+
+	adminMu sync.Mutex // guards admin; serialises schema operations
+	admin   *pgx.Conn
+
+	sampleMu sync.Mutex // guards sampler
+	sampler  *pgx.Conn
+
+	probe *probe // statistics views and columns; set by Open, read-only after
+}
+
+var (
+	_ target.Target  = (*pgTarget)(nil)
+	_ target.Sampler = (*pgTarget)(nil)
+)
+
+// Open connects to the PostgreSQL server named by opts.DSN, reads its
+// version and settings, and prepares the durability setting workers will
+// use. It fails with a one-line error (never containing the password) when
+// the server cannot be reached, refuses the login, or has no such database.
+func Open(ctx context.Context, opts target.Options) (target.Target, error) {
+	mode, err := target.ParseDurability(string(opts.Durability))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	cfg, err := pgx.ParseConfig(opts.DSN)
+	if err != nil {
+		return nil, &openError{
+			msg:  "postgres: " + target.ErrBadDSN.Error() + ": " + oneLine(target.Scrub(err.Error(), opts.DSN)),
+			err:  err,
+			kind: target.ErrBadDSN,
+		}
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "ceiling"
+	}
+	t := &pgTarget{dsn: opts.DSN, cfg: cfg}
+
+	admin, err := t.connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.admin = admin
+
+	info, err := t.readInfo(ctx, admin)
+	if err != nil {
+		_ = admin.Close(ctx)
+		return nil, err
+	}
+	// Find the statistics views now, so that Info can say what evidence
+	// this server cannot give.
+	if t.probe, err = probeViews(ctx, admin); err != nil {
+		_ = admin.Close(ctx)
+		return nil, err
+	}
+	t.probe.blockSize = blockSize(info.Settings)
+	if m := t.probe.missing(info.Settings); m != "" {
+		info.Settings["missing_evidence"] = m
+	}
+	info.Durability = target.DurabilityInfo{
+		Mode:    mode,
+		Setting: "synchronous_commit",
+		Scope:   "session",
+		Before:  info.Settings["synchronous_commit"],
+	}
+	t.wcfg = cfg.Copy()
+	if t.wcfg.RuntimeParams["application_name"] == "ceiling" {
+		// Worker backends are told apart from the admin and sampler
+		// sessions, e.g. by Settle and by an operator reading pg_stat_activity.
+		t.wcfg.RuntimeParams["application_name"] = WorkerAppName
+	}
+	switch mode {
+	case target.DurabilityFull:
+		info.Durability.During = "on"
+	case target.DurabilityRelaxed:
+		info.Durability.During = "off"
+	default:
+		info.Durability.During = info.Durability.Before
+	}
+	if mode != target.DurabilityServer {
+		// Sent in the startup packet: the setting holds for the whole
+		// session, including sessions re-established after a lost
+		// connection, at no extra round trip.
+		t.wcfg.RuntimeParams["synchronous_commit"] = info.Durability.During
+	}
+	t.info = info
+	return t, nil
+}
+
+// connect opens one session, turning a failure into a one-line error that
+// names the (redacted) DSN and carries no password.
+func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		msg := target.Scrub(err.Error(), t.dsn, cfg.Password)
+		return nil, &openError{
+			msg: "postgres: connect to " + t.redactedDSN() + ": " + oneLine(msg),
+			err: err,
+		}
+	}
+	return c, nil
+}
+
+// readInfo reads the version and the settings snapshot.
+func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, error) {
+	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Settings: map[string]string{}}
+	if err := c.QueryRow(ctx, "SHOW server_version").Scan(&info.Version); err != nil {
+		return info, fmt.Errorf("postgres: read server_version: %w", err)
+	}
+	rows, err := c.Query(ctx,
+		`SELECT name, current_setting(name) FROM pg_catalog.pg_settings WHERE name = ANY($1)`,
+		settingNames)
+	if err != nil {
+		return info, fmt.Errorf("postgres: read settings: %w", err)
+	}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			rows.Close()
+			return info, fmt.Errorf("postgres: read settings: %w", err)
+		}
+		info.Settings[name] = value
+	}
+	if err := rows.Err(); err != nil {
+		return info, fmt.Errorf("postgres: read settings: %w", err)
+	}
+	if _, ok := info.Settings["synchronous_commit"]; !ok {
+		return info, errors.New("postgres: server has no synchronous_commit setting")
+	}
+	return info, nil
+}
+
+// redactedDSN is the DSN for results and messages. With an empty DSN
+// (everything from PG* environment variables) it describes the session.
+func (t *pgTarget) redactedDSN() string {
+	if strings.TrimSpace(t.dsn) != "" {
+		return target.Redact(t.dsn)
+	}
+	return fmt.Sprintf("postgres://%s@%s/%s",
+		t.cfg.User, hostPort(t.cfg.Host, t.cfg.Port), t.cfg.Database)
+}
+
+func hostPort(host string, port uint16) string {
+	if strings.HasPrefix(host, "/") { // Unix socket directory
+		return "[" + host + "]:" + strconv.Itoa(int(port))
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(int(port))
+}
+
+// Info implements target.Target.
+func (t *pgTarget) Info() target.Info {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	info := t.info
+	info.Settings = make(map[string]string, len(t.info.Settings))
+	for k, v := range t.info.Settings {
+		info.Settings[k] = v
+	}
+	return info
+}
+
+// Dialect implements target.Target.
+func (t *pgTarget) Dialect() target.Dialect {
+	return target.Dialect{Engine: "postgres", Prefix: Schema + ".", Dollar: true}
+}
+
+// Connect implements target.Target: one new session with the durability
+// setting applied.
+func (t *pgTarget) Connect(ctx context.Context) (target.Conn, error) {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return nil, errors.New("postgres: connect: target is closed")
+	}
+	c, err := t.connect(ctx, t.wcfg)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c}, nil
+}
+
+// Classify implements target.Target.
+func (t *pgTarget) Classify(err error) metrics.ErrClass { return Classify(err) }
+
+// Schema implements target.Target.
+func (t *pgTarget) Schema() target.Schema { return schema{t: t} }
+
+// Close implements target.Target. Worker settings were per session, so
+// nothing needs restoring; After records the server's value as read now.
+// Close is safe to call more than once.
+func (t *pgTarget) Close(ctx context.Context) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+
+	var errs []error
+	after := ""
+	err := t.withAdmin(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SHOW synchronous_commit").Scan(&after)
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("postgres: close: read synchronous_commit: %w", err))
+	}
+	t.mu.Lock()
+	if after == "" {
+		// Session settings end with their sessions: the server's
+		// value cannot have changed through ceiling.
+		after = t.info.Durability.Before
+	}
+	t.info.Durability.After = after
+	t.mu.Unlock()
+
+	t.adminMu.Lock()
+	if t.admin != nil {
+		if err := t.admin.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("postgres: close: %w", err))
+		}
+		t.admin = nil
+	}
+	t.adminMu.Unlock()
+
+	t.sampleMu.Lock()
+	if t.sampler != nil {
+		if err := t.sampler.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("postgres: close sampler: %w", err))
+		}
+		t.sampler = nil
+	}
+	t.sampleMu.Unlock()
+	return errors.Join(errs...)
+}
+
+// withAdmin runs fn on the admin session, (re)connecting first if needed.
+// If fn fails because the session was lost, it is retried once on a new
+// session. Calls are serialised.
+func (t *pgTarget) withAdmin(ctx context.Context, fn func(*pgx.Conn) error) error {
+	t.adminMu.Lock()
+	defer t.adminMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if t.admin == nil || t.admin.IsClosed() {
+			c, err := t.connect(ctx, t.cfg)
+			if err != nil {
+				return err
+			}
+			t.admin = c
+		}
+		err := fn(t.admin)
+		if err == nil || attempt > 0 || Classify(err) != metrics.ErrConnLost || ctx.Err() != nil {
+			return err
+		}
+		_ = t.admin.Close(ctx)
+		t.admin = nil
+	}
+}
+
+// openError is a connect or DSN error: a one-line, password-free message
+// that still unwraps to the driver's error (and, for a DSN that cannot be
+// parsed, to target.ErrBadDSN) for errors.Is/As.
+type openError struct {
+	msg  string
+	err  error
+	kind error // target.ErrBadDSN or nil
+}
+
+func (e *openError) Error() string { return e.msg }
+
+func (e *openError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.kind, e.err}
+}
+
+// oneLine folds a multi-line driver message (pgx lists each host it tried
+// on its own line) into one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var b strings.Builder
+	for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
