@@ -48,13 +48,14 @@ pgbench_tps() { # script conns
   pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -f "$1" "$PGDSN" 2>&1 |
     awk '/^tps = / {print $3; exit}'
 }
+rows_flag() { [ "$1" = inserts-deletes ] && echo "--rows $ROWS"; true; }
 ceiling_tps() { # workload conns
   local out="$work/res-$1-$2-$RANDOM"
-  "$work/ceiling" run "$1" --db "$PGDSN" -c "$2" -T "$DUR" --rows "$ROWS" --out "$out" >/dev/null
+  "$work/ceiling" run "$1" --db "$PGDSN" -c "$2" -T "$DUR" $(rows_flag "$1") --out "$out" >/dev/null
   python3 -c 'import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["summary"]["requests_per_sec"])' "$out"
 }
 prepare() { # workload
-  "$work/ceiling" prepare "$1" --db "$PGDSN" --rows "$ROWS" >/dev/null
+  "$work/ceiling" prepare "$1" --db "$PGDSN" $(rows_flag "$1") >/dev/null
   if [ "$1" = inserts-deletes ]; then
     psql -q "$PGDSN" -c "DROP SEQUENCE IF EXISTS ceiling.pgbench_ids; CREATE SEQUENCE ceiling.pgbench_ids START 1000000000;" >/dev/null
   fi

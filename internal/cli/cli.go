@@ -39,6 +39,7 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	isTTY          bool
+	dsnUsed        string // the DSN of the last target opened, to scrub errors
 }
 
 // Run runs ceiling with args (without the program name) and returns the exit code.
@@ -50,7 +51,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "ceiling: %s\n", oneLine(target.Redact(err.Error())))
+		msg := err.Error()
+		if e.dsnUsed != "" {
+			msg = target.Scrub(msg, e.dsnUsed)
+		}
+		fmt.Fprintf(stderr, "ceiling: %s\n", oneLine(msg))
 	}
 	return exitCode(err)
 }
@@ -187,7 +192,8 @@ func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int) (targ
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	t, err := engines.Open(ctx, target.Options{DSN: e.dsn(f), Durability: d, MaxConns: threads + 2})
+	e.dsnUsed = e.dsn(f)
+	t, err := engines.Open(ctx, target.Options{DSN: e.dsnUsed, Durability: d, MaxConns: threads + 2})
 	if err != nil {
 		if errors.Is(err, target.ErrBadDSN) {
 			return nil, &UsageError{Err: err}

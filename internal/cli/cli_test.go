@@ -78,6 +78,8 @@ type result struct {
 	Histograms map[string]string `json:"histograms"`
 }
 
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
 func readResult(t *testing.T, dir string) (result, string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -262,6 +264,8 @@ func TestBadInput(t *testing.T) {
 		{"bad duration", []string{"run", "single-inserts", "--db", db, "-T", "soon"}, ExitUsage, "not a duration"},
 		{"bad durability", []string{"run", "single-inserts", "--db", db, "--durability", "maybe", "--ops", "1"}, ExitUsage, "durability must be one of"},
 		{"negative rows", []string{"run", "inserts-deletes", "--db", db, "--rows", "-1"}, ExitUsage, "--rows"},
+		{"unreachable server", []string{"run", "single-inserts", "--db", "postgres://postgres:secret@127.0.0.1:1/x", "--ops", "1"}, ExitRun, "connection refused"},
+		{"mysql DSN without database", []string{"run", "single-inserts", "--db", "mysql://root:secret@127.0.0.1:3306", "--ops", "1"}, ExitUsage, "names no database"},
 		{"not a number", []string{"run", "single-inserts", "--db", db, "-c", "four"}, ExitUsage, "invalid argument"},
 	}
 	for _, tc := range tests {
