@@ -33,7 +33,9 @@ func NewSnapshot(ops []string) *Snapshot {
 func (s *Snapshot) Merge(o *Snapshot) {
 	for i := range s.Ops {
 		s.Ops[i].OpCounters.add(&o.Ops[i].OpCounters)
-		s.Ops[i].Hist.Merge(o.Ops[i].Hist)
+		if o.Ops[i].Hist != nil {
+			s.Ops[i].Hist.Merge(o.Ops[i].Hist)
+		}
 	}
 	for c, m := range o.FirstErr {
 		if s.FirstErr[c] == "" {
@@ -48,7 +50,9 @@ func (s *Snapshot) Total() OpSnapshot {
 	t := OpSnapshot{Name: "total", Hist: NewHistogram()}
 	for i := range s.Ops {
 		t.OpCounters.add(&s.Ops[i].OpCounters)
-		t.Hist.Merge(s.Ops[i].Hist)
+		if s.Ops[i].Hist != nil {
+			t.Hist.Merge(s.Ops[i].Hist)
+		}
 	}
 	return t
 }

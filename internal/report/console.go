@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 )
 
@@ -34,8 +35,16 @@ func (l *Live) Interval(iv runner.Interval) {
 		l.header = true
 	}
 	// Accumulate so a kept line covers everything since the previous one.
-	if l.acc.Snap == nil || l.acc.Warmup != iv.Warmup {
-		l.acc = runner.Interval{Start: iv.Start, Warmup: iv.Warmup, Snap: iv.Snap, Evidence: iv.Evidence, ClientCPU: iv.ClientCPU}
+	// The accumulator owns copies: the interval itself goes into the result.
+	if l.acc.Snap == nil || l.acc.Warmup != iv.Warmup || l.acc.Step != iv.Step {
+		snap := metrics.NewSnapshot(opNames(iv.Snap))
+		snap.Merge(iv.Snap)
+		var ev *runner.Evidence
+		if iv.Evidence != nil {
+			ev = &runner.Evidence{}
+			ev.Add(iv.Evidence)
+		}
+		l.acc = runner.Interval{Start: iv.Start, Warmup: iv.Warmup, Step: iv.Step, Snap: snap, Evidence: ev, ClientCPU: iv.ClientCPU}
 	} else {
 		l.acc.Snap.Merge(iv.Snap)
 		if iv.Evidence != nil {
@@ -178,6 +187,14 @@ func PrintSummary(w io.Writer, r *Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+func opNames(s *metrics.Snapshot) []string {
+	names := make([]string, len(s.Ops))
+	for i, o := range s.Ops {
+		names[i] = o.Name
+	}
+	return names
 }
 
 func opt(v *float64, format string) string {

@@ -325,6 +325,9 @@ func intervalOf(iv runner.Interval, cores int) IntervalPoint {
 	p := IntervalPoint{T: iv.End.Seconds(), Seconds: secs, Warmup: iv.Warmup, Requests: t.Requests,
 		RequestsPerSec: perSec(t.Requests, secs), RowsPerSec: perSec(t.Rows, secs), MBPerMin: mbPerMin(t.Bytes, secs),
 		Errors: t.ErrorCount(), Late: t.Late, LatencyMs: metrics.LatencyOf(t.Hist)}
+	if iv.Latency != nil {
+		p.LatencyMs = iv.Latency
+	}
 	if e := iv.Evidence; e != nil && e.Seconds > 0 {
 		if v, ok := e.Counters[target.CtrLogBytes]; ok {
 			p.LogMBPerSec = f64(v / MB / e.Seconds)

@@ -3,8 +3,23 @@
 // phase, ticks the metrics registry and samples server evidence once per
 // interval, and returns everything it measured.
 //
+// Two load models are offered (DESIGN.md section 4):
+//
+//   - Closed loop (Config.Rate == 0 and no Config.Steps): each worker issues
+//     its next request as soon as the previous one returns.
+//   - Open loop (Config.Rate > 0, or Config.Steps for a ramp): requests are
+//     scheduled at the target rate whatever the completions, latency is
+//     measured from the scheduled start, and a request that cannot start in
+//     time is counted late and skipped. See openloop.go for the contract.
+//
+// Who calls what: Run is called once per run from one goroutine. It starts
+// one goroutine per worker (each owns its connection, workload.Worker and
+// metrics.Recorder) and drives the phases, ticks and evidence sampling from
+// the calling goroutine; Config.OnInterval is called from that goroutine too.
+//
 // The hot path of a worker is: call Worker.Do, read the clock, record into
-// its own metrics.Recorder. It takes no lock and does not allocate.
+// its own metrics.Recorder (the open loop adds an atomic ticket claim and a
+// wait until the ticket's time). It takes no lock and does not allocate.
 package runner
 
 import (
@@ -33,7 +48,49 @@ type Config struct {
 	Grace time.Duration
 	// OnInterval, if set, is called from the ticker goroutine after each interval.
 	OnInterval func(Interval)
+
+	// Rate, when above zero, selects the open loop: the total number of
+	// requests per second scheduled across all workers, independently of
+	// completions. 0 means closed loop. With Rate, Duration or Ops bound the
+	// measured phase (Ops then counts scheduled requests, not completed ones)
+	// and Warmup is the step's warm-up: it is a single-step ramp.
+	Rate float64
+	// Arrival is the open loop's arrival process: "uniform" (the default;
+	// request i is due at t0 + i/Rate) or "poisson" (exponential gaps of mean
+	// 1/Rate, from a deterministic sequence seeded by Seed).
+	Arrival string
+	// LateAfter is how long past its scheduled time a request may still start
+	// (open loop; default 1 s). A request that cannot start within it is not
+	// run: it is counted late. It also sizes the backlog (StepResult.BacklogCap).
+	LateAfter time.Duration
+	// Steps, if not empty, runs an open-loop ramp: each step in turn on the
+	// same connections, each with its own rate, duration and warm-up. Rate,
+	// Duration, Ops and Warmup must then be zero.
+	Steps []Step
+	// Seed seeds the poisson arrival sequence; the same seed gives the same
+	// schedule.
+	Seed uint64
+
+	// clock is the open loop's source of time and sleep; nil means the real
+	// clock. Tests put a timer-only clock here and run inside a synctest bubble.
+	clock clock
 }
+
+// Step is one step of an open-loop ramp.
+type Step struct {
+	Rate     float64       // requests/s scheduled across all workers
+	Duration time.Duration // measured part of the step
+	Warmup   time.Duration // run at Rate before measuring; excluded from the step's figures
+}
+
+// Arrival processes.
+const (
+	ArrivalUniform = "uniform"
+	ArrivalPoisson = "poisson"
+)
+
+// maxRate bounds Rate: above it the schedule's nanosecond resolution is too coarse.
+const maxRate = 1e8
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
@@ -47,7 +104,7 @@ func (c Config) Validate() error {
 	if c.Ops < 0 {
 		errs = append(errs, fmt.Errorf("ops must be positive, got %d", c.Ops))
 	}
-	if c.Duration == 0 && c.Ops == 0 {
+	if c.Duration == 0 && c.Ops == 0 && len(c.Steps) == 0 {
 		errs = append(errs, errors.New("give a duration or a number of ops"))
 	}
 	if c.Warmup < 0 {
@@ -56,16 +113,48 @@ func (c Config) Validate() error {
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval must be positive, got %v", c.Interval))
 	}
+	if !(c.Rate >= 0 && c.Rate <= maxRate) { // also rejects NaN
+		errs = append(errs, fmt.Errorf("rate must be between 0 and %g requests/s, got %g", float64(maxRate), c.Rate))
+	}
+	switch c.Arrival {
+	case "", ArrivalUniform, ArrivalPoisson:
+	default:
+		errs = append(errs, fmt.Errorf("arrival must be %s or %s, got %q", ArrivalUniform, ArrivalPoisson, c.Arrival))
+	}
+	if c.LateAfter < 0 {
+		errs = append(errs, fmt.Errorf("late-after must be positive, got %v", c.LateAfter))
+	}
+	if len(c.Steps) > 0 {
+		if c.Rate != 0 || c.Duration != 0 || c.Ops != 0 || c.Warmup != 0 {
+			errs = append(errs, errors.New("with steps, give the rate, duration and warm-up per step, not for the run"))
+		}
+		for i, st := range c.Steps {
+			if !(st.Rate > 0 && st.Rate <= maxRate) {
+				errs = append(errs, fmt.Errorf("step %d: rate must be above 0 and at most %g requests/s, got %g", i+1, float64(maxRate), st.Rate))
+			}
+			if st.Duration <= 0 {
+				errs = append(errs, fmt.Errorf("step %d: duration must be positive, got %v", i+1, st.Duration))
+			}
+			if st.Warmup < 0 {
+				errs = append(errs, fmt.Errorf("step %d: warmup must be zero or more, got %v", i+1, st.Warmup))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// openLoop reports whether the configuration selects the open loop.
+func (c Config) openLoop() bool { return c.Rate > 0 || len(c.Steps) > 0 }
 
 // Interval is what happened during one tick of the run.
 type Interval struct {
 	Start, End time.Duration // since the run started (warm-up included)
 	Warmup     bool
-	Snap       *metrics.Snapshot
-	Evidence   *Evidence // nil when the target has no sampler
-	ClientCPU  float64   // the load generator's CPU seconds in the interval; <0 if unknown
+	Step       int               // open loop: index into Result.Steps of the step it belongs to; 0 in closed loop
+	Snap       *metrics.Snapshot // in Result.Intervals, counters only (histograms dropped)
+	Latency    *metrics.Latency  // latency over the interval; set in Result.Intervals
+	Evidence   *Evidence         // nil when the target has no sampler
+	ClientCPU  float64           // the load generator's CPU seconds in the interval; <0 if unknown
 }
 
 // Result is everything a run measured.
@@ -80,6 +169,10 @@ type Result struct {
 	// ClientCPUSeconds is the CPU time ceiling itself used in the measured
 	// phase (user+system); negative when it could not be read.
 	ClientCPUSeconds float64
+	// Steps holds one entry per open-loop step that reached its measured
+	// part (a plain Rate is one step); nil in closed loop. In open loop,
+	// Total, Elapsed, Evidence and ClientCPUSeconds sum the steps' measured parts.
+	Steps []StepResult
 }
 
 // Run runs workload w (already prepared) on t. Cancelling ctx stops the run
@@ -94,12 +187,25 @@ func Run(ctx context.Context, cfg Config, t target.Target, w workload.Workload) 
 	if cfg.Grace == 0 {
 		cfg.Grace = 5 * time.Second
 	}
+	if cfg.LateAfter == 0 {
+		cfg.LateAfter = time.Second
+	}
+	if cfg.clock == nil {
+		cfg.clock = realClock{}
+	}
 	r := &run{cfg: cfg, t: t, w: w, reg: metrics.NewRegistry(w.Ops())}
 	if s, ok := t.(target.Sampler); ok {
 		r.sampler = s
 	}
+	if cfg.openLoop() {
+		r.steps = plan(cfg)
+		r.lagReg = metrics.NewRegistry(lagOps)
+	}
 	if err := r.startWorkers(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.openLoop() {
+		return r.driveOpen(ctx), nil
 	}
 	return r.drive(ctx), nil
 }
@@ -117,6 +223,12 @@ type run struct {
 	measuring atomic.Bool
 	stop      atomic.Bool
 	cancel    context.CancelFunc
+
+	// Open loop only (openloop.go).
+	steps  []*sched          // the whole schedule, fixed before the run starts
+	lagReg *metrics.Registry // scheduling lag histograms, one recorder per worker
+	origin time.Time         // time zero of the schedule
+	stopCh chan struct{}     // closed with stop, to wake sleeping workers
 }
 
 // startWorkers connects every worker before anything is measured, so
@@ -135,7 +247,11 @@ func (r *run) startWorkers(ctx context.Context) error {
 			r.closeWorkers()
 			return fmt.Errorf("worker %d: %w", i, err)
 		}
-		r.workers = append(r.workers, &worker{run: r, id: i, conn: conn, wk: wk, rec: r.reg.NewRecorder(), quota: quota[i]})
+		wr := &worker{run: r, id: i, conn: conn, wk: wk, rec: r.reg.NewRecorder(), quota: quota[i]}
+		if r.lagReg != nil {
+			wr.lag = r.lagReg.NewRecorder()
+		}
+		r.workers = append(r.workers, wr)
 	}
 	return nil
 }
@@ -181,42 +297,8 @@ func (r *run) drive(ctx context.Context) *Result {
 	}
 	go func() { r.wg.Wait(); close(r.done) }()
 
-	var prev *target.Sample
-	sample := func() *target.Sample {
-		if r.sampler == nil {
-			return nil
-		}
-		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer c()
-		s, err := r.sampler.Sample(sctx)
-		if err != nil {
-			if res.SampleErr == "" {
-				res.SampleErr = err.Error()
-			}
-			return nil
-		}
-		return &s
-	}
-	var cpuPrev = processCPU()
-	tick := func(warm bool, lastEnd time.Duration) Interval {
-		iv := Interval{Start: lastEnd, End: time.Since(begin), Warmup: warm, Snap: r.reg.Tick(), ClientCPU: -1}
-		cur := sample()
-		if prev != nil && cur != nil {
-			iv.Evidence = Delta(prev, cur)
-		}
-		if cur != nil {
-			prev = cur
-		}
-		if c := processCPU(); c >= 0 && cpuPrev >= 0 {
-			iv.ClientCPU = c - cpuPrev
-			cpuPrev = c
-		}
-		if r.cfg.OnInterval != nil {
-			r.cfg.OnInterval(iv)
-		}
-		return iv
-	}
-	prev = sample()
+	sr := r.newSeries(ctx, res, begin)
+	tick := func(warm bool, lastEnd time.Duration) Interval { return sr.tick(warm, lastEnd) }
 
 	// Warm-up: ticks are shown but excluded from the figures.
 	var lastEnd time.Duration
@@ -230,7 +312,7 @@ func (r *run) drive(ctx context.Context) *Result {
 			case <-tk.C:
 				iv := tick(true, lastEnd)
 				lastEnd = iv.End
-				res.Intervals = append(res.Intervals, iv)
+				res.addInterval(iv)
 			case <-warmEnd.C:
 				break warm
 			case <-ctx.Done():
@@ -245,12 +327,12 @@ func (r *run) drive(ctx context.Context) *Result {
 		if lastEnd < time.Since(begin) {
 			iv := tick(true, lastEnd)
 			lastEnd = iv.End
-			res.Intervals = append(res.Intervals, iv)
+			res.addInterval(iv)
 		}
 	}
 
 	total := metrics.NewSnapshot(r.reg.Ops())
-	startSample := prev
+	startSample := sr.prev
 	cpuStart := processCPU()
 	measureStart := time.Now()
 	r.measuring.Store(true)
@@ -271,7 +353,7 @@ loop:
 			iv := tick(false, lastEnd)
 			lastEnd = iv.End
 			total.Merge(iv.Snap)
-			res.Intervals = append(res.Intervals, iv)
+			res.addInterval(iv)
 		case <-deadline:
 			measureEnd = time.Now()
 			break loop
@@ -296,21 +378,106 @@ loop:
 			<-r.done
 		}
 	}
+	// Close the connections first and let the target publish what its
+	// sessions did (PostgreSQL flushes a backend's statistics at exit), so
+	// the final sample covers the whole run.
+	r.closeWorkers()
+	r.settle(ctx)
 	iv := tick(false, lastEnd)
 	total.Merge(iv.Snap)
-	res.Intervals = append(res.Intervals, iv)
-	r.closeWorkers()
+	res.addInterval(iv)
 
 	res.Elapsed = measureEnd.Sub(measureStart)
 	res.Total = total
 	res.Partial = interrupted || ctx.Err() != nil
-	if startSample != nil && prev != nil && prev != startSample {
-		res.Evidence = Delta(startSample, prev)
+	if startSample != nil && sr.prev != nil && sr.prev != startSample {
+		res.Evidence = Delta(startSample, sr.prev)
 	}
 	if c := processCPU(); c >= 0 && cpuStart >= 0 {
 		res.ClientCPUSeconds = c - cpuStart
 	}
 	return res
+}
+
+// settle lets a target whose statistics lag catch up (see target.Settler).
+func (r *run) settle(ctx context.Context) {
+	s, ok := r.t.(target.Settler)
+	if !ok {
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	_ = s.Settle(sctx) // best effort: the evidence is then up to a second short
+}
+
+// addInterval appends iv to the series with its latency summarised and its
+// histograms dropped: a run keeps one point per interval for the charts,
+// and the merged histograms only for the totals, so memory stays bounded
+// on hours-long runs.
+func (res *Result) addInterval(iv Interval) {
+	if iv.Snap != nil {
+		tot := iv.Snap.Total()
+		iv.Latency = metrics.LatencyOf(tot.Hist)
+		for i := range iv.Snap.Ops {
+			iv.Snap.Ops[i].Hist = nil
+		}
+	}
+	res.Intervals = append(res.Intervals, iv)
+}
+
+// series takes the ticks of a run: it merges the workers' recorders, samples
+// the server's evidence and the client's CPU, and calls OnInterval. It is
+// used from the driving goroutine only.
+type series struct {
+	r       *run
+	ctx     context.Context
+	res     *Result
+	begin   time.Time
+	prev    *target.Sample // latest successful sample
+	cpuPrev float64
+	step    int // stamped on each Interval
+}
+
+func (r *run) newSeries(ctx context.Context, res *Result, begin time.Time) *series {
+	sr := &series{r: r, ctx: ctx, res: res, begin: begin, cpuPrev: processCPU()}
+	sr.prev = sr.sample()
+	return sr
+}
+
+func (sr *series) sample() *target.Sample {
+	if sr.r.sampler == nil {
+		return nil
+	}
+	sctx, c := context.WithTimeout(context.WithoutCancel(sr.ctx), 5*time.Second)
+	defer c()
+	s, err := sr.r.sampler.Sample(sctx)
+	if err != nil {
+		if sr.res.SampleErr == "" {
+			sr.res.SampleErr = err.Error()
+		}
+		return nil
+	}
+	return &s
+}
+
+// tick closes the interval that began at lastEnd (since begin).
+func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
+	iv := Interval{Start: lastEnd, End: time.Since(sr.begin), Warmup: warm, Step: sr.step, Snap: sr.r.reg.Tick(), ClientCPU: -1}
+	cur := sr.sample()
+	if sr.prev != nil && cur != nil {
+		iv.Evidence = Delta(sr.prev, cur)
+	}
+	if cur != nil {
+		sr.prev = cur
+	}
+	if c := processCPU(); c >= 0 && sr.cpuPrev >= 0 {
+		iv.ClientCPU = c - sr.cpuPrev
+		sr.cpuPrev = c
+	}
+	if sr.r.cfg.OnInterval != nil {
+		sr.r.cfg.OnInterval(iv)
+	}
+	return iv
 }
 
 type worker struct {
@@ -319,6 +486,7 @@ type worker struct {
 	conn  target.Conn
 	wk    workload.Worker
 	rec   *metrics.Recorder
+	lag   *metrics.Recorder // open loop: scheduling lag (op lagSched, lagStart)
 	quota int64
 }
 

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+)
+
+// serverDSN returns the DSN of a live server for integration tests. Off CI
+// the test skips when the variable is unset; with CEILING_REQUIRE_SERVERS
+// set (as .ci/run does) a missing DSN is a failure, never a silent skip.
+func serverDSN(t *testing.T, env string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
+	if dsn == "" {
+		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
+			t.Fatalf("%s not set but CEILING_REQUIRE_SERVERS is: the server must be reachable in CI", env)
+		}
+		t.Skipf("%s not set: skipping the integration test against a live server", env)
+	}
+	return dsn
+}
+
+type engineCase struct {
+	name, env string
+}
+
+var engineCases = []engineCase{{"postgres", "CEILING_TEST_PG_DSN"}, {"mysql", "CEILING_TEST_MYSQL_DSN"}}
+
+func TestServerWorkloads(t *testing.T) {
+	for _, ec := range engineCases {
+		t.Run(ec.name, func(t *testing.T) {
+			dsn := serverDSN(t, ec.env)
+			for _, wl := range []string{"single-inserts", "inserts-deletes"} {
+				t.Run(wl, func(t *testing.T) {
+					out := filepath.Join(t.TempDir(), "out")
+					args := []string{"run", wl, "--db", dsn, "-c", "4", "--ops", "800", "--out", out}
+					if wl == "inserts-deletes" {
+						args = append(args, "--rows", "500")
+					}
+					code, stdout, stderr := runCLI(t, context.Background(), args...)
+					if code != 0 {
+						t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+					}
+					r, _ := readResult(t, out)
+					if r.Target.Engine != ec.name || r.Summary.Requests != 800 || r.Summary.Errors != 0 {
+						t.Fatalf("engine %s requests %d errors %d", r.Target.Engine, r.Summary.Requests, r.Summary.Errors)
+					}
+					if c := r.Costs.LogBytesPerOp; c == nil || *c < 50 {
+						t.Fatalf("log bytes per op = %v, want measured and above 50 bytes", fmtPtr(c))
+					}
+					if strings.Contains(stdout, "xxxxx") && !strings.Contains(dsn, "@") {
+						t.Fatalf("unexpected redaction marker in output")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestServerDurability is the delayed-durability experiment on each server:
+// about one log flush per commit at full durability, far fewer when relaxed.
+func TestServerDurability(t *testing.T) {
+	for _, ec := range engineCases {
+		t.Run(ec.name, func(t *testing.T) {
+			dsn := serverDSN(t, ec.env)
+			syncsPerOp := map[string]float64{}
+			for _, mode := range []string{"full", "relaxed"} {
+				out := filepath.Join(t.TempDir(), mode)
+				code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", dsn, "--ops", "500", "--durability", mode, "--out", out)
+				if code != 0 {
+					t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, code, stdout, stderr)
+				}
+				r, _ := readResult(t, out)
+				// MariaDB has no log fsync counter; its data fsyncs include the log's.
+				var raw map[string]any
+				b, _ := os.ReadFile(mustGlob(t, out))
+				_ = jsonUnmarshal(b, &raw)
+				costs := raw["costs"].(map[string]any)
+				v, ok := costs["log_syncs_per_op"].(float64)
+				if !ok {
+					v, ok = costs["data_syncs_per_op"].(float64)
+				}
+				if !ok {
+					t.Fatalf("%s: neither log nor data syncs per op measured: %v", mode, costs)
+				}
+				syncsPerOp[mode] = v
+				if d := r.Target.Durability; d.Before != d.After {
+					t.Fatalf("%s: setting %s was %q before and %q after the run", mode, d.Setting, d.Before, d.After)
+				}
+			}
+			if syncsPerOp["full"] < 0.8 || syncsPerOp["full"] > 1.3 {
+				t.Fatalf("full durability: %.3f syncs per commit, want about 1", syncsPerOp["full"])
+			}
+			if syncsPerOp["relaxed"] > 0.3 {
+				t.Fatalf("relaxed durability: %.3f syncs per commit, want far fewer than 1", syncsPerOp["relaxed"])
+			}
+		})
+	}
+}
+
+// TestMySQLDurabilityRestoredAfterInterrupt: innodb_flush_log_at_trx_commit
+// is global, so an interrupted run must still put it back.
+func TestMySQLDurabilityRestoredAfterInterrupt(t *testing.T) {
+	dsn := serverDSN(t, "CEILING_TEST_MYSQL_DSN")
+	db := openMySQL(t, dsn)
+	read := func() string {
+		var v string
+		if err := db.QueryRow("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := read()
+	mode := "relaxed"
+	if before == "2" {
+		mode = "full"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	during := make(chan string, 1)
+	go func() {
+		time.Sleep(1200 * time.Millisecond)
+		during <- read()
+		cancel()
+	}()
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI(t, ctx, "run", "single-inserts", "--db", dsn, "-T", "60s", "--durability", mode, "--out", out)
+	if code != ExitRun {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitRun, stdout, stderr)
+	}
+	if d := <-during; d == before {
+		t.Fatalf("setting during the run was %q, same as before: durability %s not applied", d, mode)
+	}
+	if after := read(); after != before {
+		t.Fatalf("innodb_flush_log_at_trx_commit is %q after an interrupted run, was %q", after, before)
+	}
+	r, _ := readResult(t, out)
+	if !r.Partial || r.Target.Durability.After != before {
+		t.Fatalf("partial %v, recorded after %q, want true and %q", r.Partial, r.Target.Durability.After, before)
+	}
+}
+
+// TestPostgresReconnect terminates the workers' sessions mid-run: the run
+// must count the lost connections, reconnect and go on.
+func TestPostgresReconnect(t *testing.T) {
+	dsn := serverDSN(t, "CEILING_TEST_PG_DSN")
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	killed := make(chan int64, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		var n int64
+		_ = admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'ceiling-worker' AND datname = current_database()`).Scan(&n)
+		killed <- n
+	}()
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI(t, ctx, "run", "inserts-deletes", "--db", dsn, "-c", "2", "-T", "4s", "--rows", "500", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := <-killed; n < 1 {
+		t.Fatalf("terminated %d worker sessions; the test did not exercise a reconnect", n)
+	}
+	var raw map[string]any
+	b, _ := os.ReadFile(mustGlob(t, out))
+	if err := jsonUnmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	s := raw["summary"].(map[string]any)
+	if rc := s["reconnects"].(float64); rc < 1 {
+		t.Fatalf("reconnects = %v, want at least 1", rc)
+	}
+	byClass, _ := s["errors_by_class"].(map[string]any)
+	if byClass["connection_lost"] == nil {
+		t.Fatalf("errors_by_class = %v, want connection_lost counted", byClass)
+	}
+	// The run went on after the reconnect: requests completed in the last second.
+	ivs := raw["intervals"].([]any)
+	last := ivs[len(ivs)-2].(map[string]any)
+	if last["requests"].(float64) == 0 {
+		t.Fatalf("no requests in the interval before the end: the run did not go on")
+	}
+}
+
+func openMySQL(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	rest := strings.TrimPrefix(dsn, "mysql://")
+	at := strings.LastIndex(rest, "@")
+	user, hostdb := rest[:at], rest[at+1:]
+	host, dbname, _ := strings.Cut(hostdb, "/")
+	if i := strings.IndexByte(dbname, '?'); i >= 0 {
+		dbname = dbname[:i]
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, _ = strings.Cut(user, ":")
+	cfg.Net, cfg.Addr, cfg.DBName = "tcp", host, dbname
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustGlob(t *testing.T, dir string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(m) != 1 {
+		t.Fatalf("want one result in %s, got %v", dir, m)
+	}
+	return m[0]
+}
+
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*p, 'f', 3, 64)
+}

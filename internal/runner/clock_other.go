@@ -1,0 +1,8 @@
+//go:build !linux
+
+package runner
+
+import "time"
+
+// preciseSleep falls back to time.Sleep where nanosleep is not wired up.
+func preciseSleep(d time.Duration) { time.Sleep(d) }
