@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,6 +139,10 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		Before:  info.Settings["synchronous_commit"],
 	}
 	t.wcfg = cfg.Copy()
+	if os.Getenv("CEILING_PG_NETPOLL") == "" {
+		// Worker sessions block in poll(2) like C clients; see blockingConn.
+		t.wcfg.DialFunc = dialBlocking
+	}
 	if t.wcfg.RuntimeParams["application_name"] == "ceiling" {
 		// Worker backends are told apart from the admin and sampler
 		// sessions, e.g. by Settle and by an operator reading pg_stat_activity.
