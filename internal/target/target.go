@@ -39,7 +39,8 @@ func ParseDurability(s string) (Durability, error) {
 type Options struct {
 	DSN        string
 	Durability Durability
-	// MaxConns is a hint: how many worker connections the run will open.
+	// MaxConns is a hint: how many worker connections the run will open
+	// (the target's own admin and sampler sessions come on top).
 	MaxConns int
 }
 
