@@ -88,11 +88,12 @@ var extraStatus = []string{
 //	Innodb_data_read / _written        → data_bytes_read / data_bytes_write
 //	Innodb_buffer_pool_read_requests   → cache_reads
 //	read_requests - Innodb_buffer_pool_reads → cache_hits
-//	Com_commit / Com_rollback          → commits / rollbacks
 //
-// Com_commit counts COMMIT statements only: statements run in autocommit
-// mode are not in it (mysql.handler_commit counts them, along with every
-// statement's internal commit, reads included). Every numeric Innodb_*
+// The generic commits / rollbacks counters are left absent: Com_commit
+// counts COMMIT statements only, so autocommit work would show as zero
+// commits, and Handler_commit counts every statement's internal commit,
+// reads included. Both are kept as mysql.com_commit / mysql.handler_commit
+// for whoever knows what they mean for their workload. Every numeric Innodb_*
 // variable, and the few in extraStatus, are also kept as
 // "mysql.<lower-case name>"; some Innodb_* ones (pages free, dirty, …) are
 // levels rather than cumulative counts.
@@ -131,8 +132,6 @@ func counters(status map[string]string) map[string]float64 {
 	copyTo(target.CtrDataWrites, "Innodb_data_writes")
 	copyTo(target.CtrDataBytesRead, "Innodb_data_read")
 	copyTo(target.CtrDataBytesWrite, "Innodb_data_written")
-	copyTo(target.CtrCommits, "Com_commit")
-	copyTo(target.CtrRollbacks, "Com_rollback")
 	if req, ok := num("Innodb_buffer_pool_read_requests"); ok {
 		out[target.CtrCacheReads] = req
 		if miss, ok := num("Innodb_buffer_pool_reads"); ok {
