@@ -83,12 +83,14 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 		Example: `  ceiling run inserts-deletes                       # 60 s on sqlite:ceiling.db
   ceiling run single-inserts --ops 10000 --durability full
   ceiling run inserts-deletes -c 4 -T 20s --db sqlite:/tmp/test.db
+  ceiling run single-inserts --rates 20:200:20 --step 30s   # open-loop ramp
+  ceiling knee single-inserts --slo 'p99<50ms,late<1%'     # highest rate meeting an SLO
   ceiling workloads`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(e.runCmd(), e.prepareCmd(), e.cleanupCmd(), e.workloadsCmd(), e.versionCmd())
+	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.cleanupCmd(), e.workloadsCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
@@ -193,7 +195,7 @@ func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int) (targ
 		return nil, &UsageError{Err: err}
 	}
 	e.dsnUsed = e.dsn(f)
-	t, err := engines.Open(ctx, target.Options{DSN: e.dsnUsed, Durability: d, MaxConns: threads + 2})
+	t, err := engines.Open(ctx, target.Options{DSN: e.dsnUsed, Durability: d, MaxConns: threads})
 	if err != nil {
 		if errors.Is(err, target.ErrBadDSN) {
 			return nil, &UsageError{Err: err}

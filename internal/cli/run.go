@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
@@ -26,6 +29,67 @@ type runFlags struct {
 	interval    time.Duration
 	reportEvery time.Duration
 	out         string
+	repeat      int
+	open        openFlags
+
+	// Open loop (LT): one rate, or a ramp of steps.
+	rate       float64
+	rates      string
+	step       time.Duration
+	stepWarmup time.Duration
+}
+
+// openFlags are the open-loop flags shared by run and knee.
+type openFlags struct {
+	arrival   string
+	lateAfter time.Duration
+	seed      uint64
+	// seedOf reads the seed: the workload's own --seed when it has one
+	// (one flag seeds the data, the choices and the arrivals), else ours.
+	seedOf func() (uint64, error)
+}
+
+// bind binds --arrival, --late-after and --seed. It must run after the
+// workload's flags are bound, to share a workload's --seed.
+func (o *openFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&o.arrival, "arrival", runner.ArrivalUniform, "open loop: arrival process, uniform or poisson")
+	o.lateAfter = time.Second
+	fs.Var(durationValue{&o.lateAfter}, "late-after", "open loop: a request that cannot start this long after its scheduled time is skipped and counted late")
+	if fl := fs.Lookup("seed"); fl != nil {
+		fl.Usage += "; also seeds the poisson arrivals"
+		o.seedOf = func() (uint64, error) {
+			v, err := strconv.ParseUint(fl.Value.String(), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("--seed: %q is not a seed", fl.Value.String())
+			}
+			return v, nil
+		}
+		return
+	}
+	fs.Uint64Var(&o.seed, "seed", 1, "open loop: seed of the poisson arrivals (the same seed gives the same schedule)")
+	o.seedOf = func() (uint64, error) { return o.seed, nil }
+}
+
+// validate checks the open-loop flags; open says whether the open loop
+// was selected (--rate, --rates or knee).
+func (o *openFlags) validate(fs *pflag.FlagSet, open bool) []error {
+	var errs []error
+	if !open {
+		for _, name := range []string{"arrival", "late-after"} {
+			if fs.Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s applies to the open loop: add --rate or --rates", name))
+			}
+		}
+	}
+	switch o.arrival {
+	case runner.ArrivalUniform, runner.ArrivalPoisson:
+	default:
+		errs = append(errs, fmt.Errorf("--arrival must be %s or %s, got %q", runner.ArrivalUniform, runner.ArrivalPoisson, o.arrival))
+	}
+	if o.lateAfter <= 0 {
+		errs = append(errs, fmt.Errorf("--late-after must be positive, got %v", o.lateAfter))
+	}
+	return errs
 }
 
 func (e *env) runCmd() *cobra.Command {
@@ -45,17 +109,38 @@ The run prepares the workload's tables (dropping ceiling's previous copy),
 runs the warm-up (excluded from the figures), then measures for --duration or
 until --ops requests are done, printing a line per interval. It ends with a
 summary on the console and a JSON result in --out. Ctrl-C stops the run
-cleanly and still writes the (partial) result.`,
+cleanly and still writes the (partial) result.
+
+By default the load is a closed loop: each of the -c workers sends its next
+request as soon as the previous one returns. --rate R runs an open loop
+instead: R requests/s in total are scheduled whatever the completions,
+latency is measured from each request's scheduled start, and a request that
+cannot start within --late-after is skipped and counted late. --rates runs a
+ramp of such steps, each --step long, and prints the ramp table (requested vs
+achieved rate, late, failed, latency, log and data IO, saturation).
+
+--repeat N runs the whole test N times, preparing the data afresh each time,
+and reports each run, their mean, standard deviation and 95% confidence
+interval, in one result.`,
 		Example: fmt.Sprintf(`  ceiling run %[1]s
   ceiling run %[1]s -c 4 -T 20s
   ceiling run %[1]s --ops 10000 --durability full
+  ceiling run %[1]s -R 200 -T 30s                    # open loop at 200 requests/s
+  ceiling run %[1]s --rates 20:200:20 --step 30s     # open-loop ramp, 10 steps
+  ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
+  ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
   ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results`, name),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("duration") && f.ops > 0 {
+			fs := cmd.Flags()
+			if !fs.Changed("duration") && (f.ops > 0 || f.rates != "") {
 				f.duration = 0
 			}
-			return e.run(cmd.Context(), name, w, f)
+			cfg, err := f.config(fs, w)
+			if err != nil {
+				return err
+			}
+			return e.run(cmd.Context(), name, w, f, cfg)
 		},
 	}
 	fs := cmd.Flags()
@@ -71,23 +156,72 @@ cleanly and still writes the (partial) result.`,
 	f.reportEvery = 10 * time.Second
 	fs.Var(durationValue{&f.reportEvery}, "report-every", "how often a progress line is kept on the console")
 	fs.StringVar(&f.out, "out", "results", "directory for the JSON result")
+	fs.Float64VarP(&f.rate, "rate", "R", 0, "open loop: schedule this many requests/s in total (latency from the scheduled start)")
+	fs.StringVar(&f.rates, "rates", "", "open-loop ramp: START:STOP:STEP (20:200:20), START:STOP:xFACTOR (10:1000:x2) or a list (50,100,200), requests/s")
+	f.step = 30 * time.Second
+	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step")
+	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "with --rates: warm-up at each step's rate before measuring it")
+	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
 	w.Flags(fs)
+	f.open.bind(fs)
 	return cmd
 }
 
-func (f *runFlags) validate(w workload.Workload) error {
+// config checks the flags and builds the runner configuration. Every
+// problem found is reported, in one line.
+func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config, error) {
 	var errs []error
 	if f.threads <= 0 {
 		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
 	}
-	if f.duration < 0 || (f.duration == 0 && f.ops == 0) {
-		errs = append(errs, fmt.Errorf("--duration must be positive, got %v", f.duration))
+	ramp := fs.Changed("rates")
+	open := ramp || fs.Changed("rate")
+	switch {
+	case fs.Changed("rate") && ramp:
+		errs = append(errs, errors.New("--rate and --rates are exclusive: --rate runs one open-loop rate, --rates a ramp of steps"))
+	case ramp:
+		for _, name := range []string{"duration", "ops", "warmup"} {
+			if fs.Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s does not apply to a --rates ramp: each step runs for --step, after --step-warmup", name))
+			}
+		}
+	default:
+		for _, name := range []string{"step", "step-warmup"} {
+			if fs.Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s needs --rates", name))
+			}
+		}
 	}
-	if f.ops < 0 {
-		errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
+	if !ramp {
+		if f.duration < 0 || (f.duration == 0 && f.ops == 0) {
+			errs = append(errs, fmt.Errorf("--duration must be positive, got %v", f.duration))
+		}
+		if f.ops < 0 {
+			errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
+		}
+		if f.warmup < 0 {
+			errs = append(errs, fmt.Errorf("--warmup must be zero or more, got %v", f.warmup))
+		}
 	}
-	if f.warmup < 0 {
-		errs = append(errs, fmt.Errorf("--warmup must be zero or more, got %v", f.warmup))
+	if fs.Changed("rate") && !(f.rate > 0 && f.rate <= maxRate) {
+		errs = append(errs, fmt.Errorf("--rate must be above 0 and at most %g requests/s, got %g (leave it out for a closed loop)", float64(maxRate), f.rate))
+	}
+	var rates []float64
+	if ramp {
+		var err error
+		if rates, err = parseRates(f.rates); err != nil {
+			errs = append(errs, fmt.Errorf("--rates %s", err))
+		}
+		if f.step <= 0 {
+			errs = append(errs, fmt.Errorf("--step must be positive, got %v", f.step))
+		}
+		if f.stepWarmup < 0 {
+			errs = append(errs, fmt.Errorf("--step-warmup must be zero or more, got %v", f.stepWarmup))
+		}
+	}
+	errs = append(errs, f.open.validate(fs, open)...)
+	if f.repeat < 1 {
+		errs = append(errs, fmt.Errorf("--repeat must be at least 1, got %d", f.repeat))
 	}
 	if f.interval <= 0 {
 		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
@@ -98,9 +232,33 @@ func (f *runFlags) validate(w workload.Workload) error {
 	if err := w.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if len(errs) == 0 {
-		return nil
+	seed, err := f.open.seedOf()
+	if err != nil {
+		errs = append(errs, err)
 	}
+	if len(errs) > 0 {
+		return runner.Config{}, joinUsage(errs)
+	}
+	cfg := runner.Config{Threads: f.threads, Interval: f.interval}
+	switch {
+	case ramp:
+		for _, r := range rates {
+			cfg.Steps = append(cfg.Steps, runner.Step{Rate: r, Duration: f.step, Warmup: f.stepWarmup})
+		}
+	default:
+		cfg.Duration, cfg.Ops, cfg.Warmup, cfg.Rate = f.duration, f.ops, f.warmup, f.rate
+	}
+	if open {
+		cfg.Arrival, cfg.LateAfter, cfg.Seed = f.open.arrival, f.open.lateAfter, seed
+	}
+	if err := cfg.Validate(); err != nil { // a flag combination missed above
+		return runner.Config{}, &UsageError{Err: err}
+	}
+	return cfg, nil
+}
+
+// joinUsage joins errors into one usage error of one line.
+func joinUsage(errs []error) error {
 	msgs := make([]string, len(errs))
 	for i, err := range errs {
 		msgs[i] = err.Error()
@@ -130,10 +288,7 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runFlags) (err error) {
-	if err := f.validate(w); err != nil {
-		return err
-	}
+func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runFlags, cfg runner.Config) (err error) {
 	if err := checkOutDir(f.out); err != nil {
 		return err
 	}
@@ -149,45 +304,50 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	}()
 	info := t.Info()
 	fmt.Fprintf(e.stdout, "ceiling %s: %s on %s %s (%s)\n", version(), name, info.Engine, info.Version, info.DSN)
-	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
-	start := time.Now()
-	if err := w.Prepare(ctx, t, e.stdout); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted while preparing %s", name)
-		}
-		return fmt.Errorf("prepare %s: %w", name, err)
-	}
-	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
-
-	plan := fmt.Sprintf("%d threads", f.threads)
-	if f.ops > 0 {
-		plan += fmt.Sprintf(", %d requests", f.ops)
-	}
-	if f.duration > 0 {
-		plan += fmt.Sprintf(", %v", f.duration)
-	}
-	if f.warmup > 0 {
-		plan += fmt.Sprintf(" after %v warm-up", f.warmup)
-	}
-	fmt.Fprintf(e.stdout, "running %s: %s, closed loop, durability %s", name, plan, info.Durability.Mode)
-	if d := info.Durability; d.Setting != "" {
-		fmt.Fprintf(e.stdout, " (%s %s -> %s)", d.Setting, d.Before, d.During)
-	}
-	fmt.Fprintln(e.stdout)
 
 	cores := runtime.NumCPU()
-	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores}
-	cfg := runner.Config{Threads: f.threads, Duration: f.duration, Ops: f.ops, Warmup: f.warmup, Interval: f.interval, OnInterval: live.Interval}
-	res, err := runner.Run(ctx, cfg, t, w)
-	live.Done()
-	if err != nil {
-		return err
+	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: info, Cores: cores}
+	var (
+		results []*runner.Result
+		stopErr error // why the repeats stopped early, if they did
+	)
+	for k := 1; k <= f.repeat; k++ {
+		if f.repeat > 1 {
+			fmt.Fprintf(e.stdout, "\n== run %d of %d\n", k, f.repeat)
+		}
+		res, err := e.runOnce(ctx, t, name, w, f, cfg, cores)
+		if err != nil {
+			if len(results) == 0 {
+				return err
+			}
+			stopErr = err
+			break
+		}
+		results = append(results, res)
+		if res.Partial {
+			break
+		}
+		if f.repeat > 1 {
+			if d, err := report.Build(params, res); err == nil {
+				fmt.Fprintf(e.stdout, "run %d: %s\n", k, report.RunLine(d))
+			}
+		}
 	}
 	// Close now, so the result records the setting as restored.
 	cerr := closeOnce()
-	doc, err := report.Build(report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: t.Info(), Cores: cores}, res)
+	params.Info = t.Info()
+	var doc *report.Result
+	if f.repeat > 1 {
+		doc, err = report.BuildRepeat(params, results)
+	} else {
+		doc, err = report.Build(params, results[0])
+	}
 	if err != nil {
 		return err
+	}
+	if stopErr != nil {
+		doc.Partial = true
+		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d runs: %s", len(results), f.repeat, oneLine(stopErr.Error())))
 	}
 	path, err := report.Write(f.out, doc)
 	report.PrintSummary(e.stdout, doc)
@@ -198,8 +358,62 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	if cerr != nil {
 		return fmt.Errorf("restore settings: %w", cerr)
 	}
+	if stopErr != nil {
+		return fmt.Errorf("%w (partial result written to %s)", stopErr, path)
+	}
 	if doc.Partial {
 		return errors.New("run interrupted; partial result written to " + path)
 	}
 	return nil
+}
+
+// runOnce prepares the workload's data and runs the test once, with live
+// lines on the console.
+func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int) (*runner.Result, error) {
+	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
+	start := time.Now()
+	if err := w.Prepare(ctx, t, e.stdout); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted while preparing %s", name)
+		}
+		return nil, fmt.Errorf("prepare %s: %w", name, err)
+	}
+	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
+
+	info := t.Info()
+	var plan string
+	if cfg.Rate > 0 || len(cfg.Steps) > 0 {
+		plan = fmt.Sprintf("%d threads, %s", f.threads, report.OpenLoopPlan(report.LoadOf(cfg)))
+	} else {
+		plan = fmt.Sprintf("%d threads", f.threads)
+		if f.ops > 0 {
+			plan += fmt.Sprintf(", %d requests", f.ops)
+		}
+		if f.duration > 0 {
+			plan += fmt.Sprintf(", %v", f.duration)
+		}
+		if f.warmup > 0 {
+			plan += fmt.Sprintf(" after %v warm-up", f.warmup)
+		}
+		plan += ", closed loop"
+	}
+	fmt.Fprintf(e.stdout, "running %s: %s, durability %s", name, plan, info.Durability.Mode)
+	if d := info.Durability; d.Setting != "" {
+		fmt.Fprintf(e.stdout, " (%s %s -> %s)", d.Setting, d.Before, d.During)
+	}
+	fmt.Fprintln(e.stdout)
+
+	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores}
+	switch {
+	case len(cfg.Steps) > 0:
+		for _, st := range cfg.Steps {
+			live.Rates = append(live.Rates, st.Rate)
+		}
+	case cfg.Rate > 0:
+		live.Rates = []float64{cfg.Rate}
+	}
+	cfg.OnInterval = live.Interval
+	res, err := runner.Run(ctx, cfg, t, w)
+	live.Done()
+	return res, err
 }

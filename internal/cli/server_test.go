@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -230,4 +231,89 @@ func fmtPtr(p *float64) string {
 		return "null"
 	}
 	return strconv.FormatFloat(*p, 'f', 3, 64)
+}
+
+// TestPasswordNeverShown runs with a password in the DSN (PostgreSQL's trust
+// authentication here ignores it) and checks that it appears nowhere: not
+// on the console, not in errors, not in the result document.
+func TestPasswordNeverShown(t *testing.T) {
+	dsn := serverDSN(t, "CEILING_TEST_PG_DSN")
+	const secret = "Sup3rS3cretPw"
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), secret)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", u.String(), "--ops", "50", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(mustGlob(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"stdout": stdout, "stderr": stderr, "result": string(b)} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the password appears in %s", what)
+		}
+	}
+	if !strings.Contains(string(b), "xxxxx") {
+		t.Fatalf("the result's DSN does not show the redaction marker")
+	}
+	// An error path: a database that does not exist.
+	u.Path = "/ceiling_no_such_db"
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "single-inserts", "--db", u.String(), "--ops", "1", "--out", out)
+	if code != ExitRun || strings.Contains(stdout+stderr, secret) || !strings.Contains(stderr, "does not exist") {
+		t.Fatalf("missing database: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestMySQLReconnect kills ceiling's sessions with KILL mid-run: the run
+// counts the lost connections, reconnects and goes on.
+func TestMySQLReconnect(t *testing.T) {
+	dsn := serverDSN(t, "CEILING_TEST_MYSQL_DSN")
+	db := openMySQL(t, dsn)
+	killed := make(chan int, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		rows, err := db.Query(`SELECT id FROM information_schema.processlist
+			WHERE user = 'root' AND db = DATABASE() AND id <> CONNECTION_ID() AND command <> 'Daemon'`)
+		if err != nil {
+			killed <- 0
+			return
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if rows.Scan(&id) == nil {
+				ids = append(ids, id)
+			}
+		}
+		rows.Close()
+		n := 0
+		for _, id := range ids {
+			if _, err := db.Exec("KILL " + strconv.FormatInt(id, 10)); err == nil {
+				n++
+			}
+		}
+		killed <- n
+	}()
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "inserts-deletes", "--db", dsn, "-c", "2", "-T", "4s", "--rows", "500", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := <-killed; n < 2 {
+		t.Fatalf("killed %d sessions; the test did not exercise a reconnect", n)
+	}
+	var raw map[string]any
+	b, _ := os.ReadFile(mustGlob(t, out))
+	if err := jsonUnmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	s := raw["summary"].(map[string]any)
+	if rc := s["reconnects"].(float64); rc < 1 {
+		t.Fatalf("reconnects = %v, want at least 1 (errors %v)", rc, s["errors_by_class"])
+	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,10 @@ type Live struct {
 	TTY   bool
 	Every time.Duration // default 10 s
 	Cores int
+	// Rates, set for an open-loop run, is each step's requested rate: the
+	// lines then show it and the late requests, and a step's last line is
+	// printed when the step (or its warm-up) ends.
+	Rates []float64
 
 	acc      runner.Interval
 	accSnapN int
@@ -31,8 +36,18 @@ func (l *Live) Interval(iv runner.Interval) {
 		l.Every = 10 * time.Second
 	}
 	if !l.header {
-		fmt.Fprintf(l.W, "%7s %10s %10s %9s %9s %9s %6s %10s %9s %6s\n", "time", "req/s", "rows/s", "MB/min", "p50 ms", "p99 ms", "errors", "log MB/s", "syncs/s", "cpu%")
+		if l.Rates != nil {
+			fmt.Fprintf(l.W, "%7s %10s %10s %10s %9s %9s %9s %6s %8s %10s %9s %6s\n", "time", "target/s", "req/s", "rows/s", "MB/min", "p50 ms", "p99 ms", "errors", "late", "log MB/s", "syncs/s", "cpu%")
+		} else {
+			fmt.Fprintf(l.W, "%7s %10s %10s %9s %9s %9s %6s %10s %9s %6s\n", "time", "req/s", "rows/s", "MB/min", "p50 ms", "p99 ms", "errors", "log MB/s", "syncs/s", "cpu%")
+		}
 		l.header = true
+	}
+	if l.Rates != nil && l.acc.Snap != nil && (l.acc.Warmup != iv.Warmup || l.acc.Step != iv.Step) {
+		// A step (or its warm-up) ended: keep its last line.
+		end := l.acc.End
+		l.Done()
+		l.lastKeep = end
 	}
 	// Accumulate so a kept line covers everything since the previous one.
 	// The accumulator owns copies: the interval itself goes into the result.
@@ -104,6 +119,16 @@ func (l *Live) line(iv runner.Interval) string {
 	if iv.Warmup {
 		tag = " (warm-up)"
 	}
+	if l.Rates != nil {
+		target := "n/a"
+		if iv.Step >= 0 && iv.Step < len(l.Rates) {
+			target = fmtRate(l.Rates[iv.Step])
+		}
+		return fmt.Sprintf("%6.0fs %10s %10.1f %10.1f %9.2f %9s %9s %6d %8d %10s %9s %6s%s",
+			p.T, target, p.RequestsPerSec, p.RowsPerSec, p.MBPerMin,
+			lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
+			p.Errors, p.Late, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
+	}
 	return fmt.Sprintf("%6.0fs %10.1f %10.1f %9.2f %9s %9s %6d %10s %9s %6s%s",
 		p.T, p.RequestsPerSec, p.RowsPerSec, p.MBPerMin,
 		lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
@@ -117,12 +142,19 @@ func PrintSummary(w io.Writer, r *Result) {
 	if r.Partial {
 		state = "PARTIAL (interrupted)"
 	}
-	fmt.Fprintf(w, "\n== %s on %s %s — %s, %.1fs measured\n", r.Workload.Name, r.Target.Engine, r.Target.Version, state, s.ElapsedS)
+	runs := ""
+	if r.Load.Repeat > 1 {
+		runs = fmt.Sprintf(" over %d runs", r.Load.Repeat)
+	}
+	fmt.Fprintf(w, "\n== %s on %s %s — %s, %.1fs measured%s\n", r.Workload.Name, r.Target.Engine, r.Target.Version, state, s.ElapsedS, runs)
 	fmt.Fprintf(w, "   target %s, %d threads, durability %s", r.Target.DSN, r.Load.Threads, r.Target.Durability.Mode)
 	if d := r.Target.Durability; d.Setting != "" {
 		fmt.Fprintf(w, " (%s=%s)", d.Setting, d.During)
 	}
 	fmt.Fprintln(w)
+	if r.Load.Model == "open" {
+		fmt.Fprintf(w, "   %s\n", OpenLoopPlan(r.Load))
+	}
 
 	fmt.Fprintf(w, "\n%-10s %10s %10s %10s %10s %9s %8s %8s %8s %8s %8s %8s %7s\n",
 		"operation", "requests", "req/s", "rows/s", "MB/min", "p50 ms", "p90", "p95", "p99", "p99.9", "max", "mean", "errors")
@@ -155,6 +187,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	if s.Late > 0 {
 		fmt.Fprintf(w, "late (skipped) requests: %d\n", s.Late)
 	}
+	if r.Knee == nil {
+		PrintRamp(w, r)
+	}
 
 	if len(r.Files) > 0 {
 		fmt.Fprintf(w, "\nfile IO (measured phase)\n%-22s %-5s %9s %9s %8s %9s %9s %9s %8s %9s %9s %9s %10s\n",
@@ -184,9 +219,54 @@ func PrintSummary(w io.Writer, r *Result) {
 		}
 		fmt.Fprintln(w)
 	}
+	printRepeats(w, r)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// OpenLoopPlan describes an open-loop load model in one line, e.g.
+// "open loop: 3 steps 50..150/s, 30s each, uniform arrivals, late after 1s".
+func OpenLoopPlan(l Load) string {
+	arrival, late := "uniform", "1s"
+	if l.Arrival != nil {
+		arrival = *l.Arrival
+	}
+	if l.LateAfterS != nil {
+		late = strconv.FormatFloat(*l.LateAfterS, 'g', -1, 64) + "s"
+	}
+	var b strings.Builder
+	b.WriteString("open loop: ")
+	switch {
+	case l.Rate != nil:
+		fmt.Fprintf(&b, "%s/s", fmtRate(*l.Rate))
+		if l.DurationS != nil {
+			fmt.Fprintf(&b, " for %ss", fmtRate(*l.DurationS))
+		}
+		if l.Ops != nil {
+			fmt.Fprintf(&b, ", %d requests", *l.Ops)
+		}
+		if l.WarmupS > 0 {
+			fmt.Fprintf(&b, " after %ss warm-up", fmtRate(l.WarmupS))
+		}
+	case len(l.Rates) > 0:
+		rs := make([]string, len(l.Rates))
+		for i, v := range l.Rates {
+			rs[i] = fmtRate(v)
+		}
+		if len(rs) > 8 {
+			rs = append(rs[:3], "…", rs[len(rs)-1])
+		}
+		fmt.Fprintf(&b, "%d steps at %s req/s", len(l.Rates), strings.Join(rs, ", "))
+		if l.StepS != nil {
+			fmt.Fprintf(&b, ", %ss each", fmtRate(*l.StepS))
+			if l.StepWarmupS != nil && *l.StepWarmupS > 0 {
+				fmt.Fprintf(&b, " after %ss warm-up", fmtRate(*l.StepWarmupS))
+			}
+		}
+	}
+	fmt.Fprintf(&b, ", %s arrivals, late after %s", arrival, late)
+	return b.String()
 }
 
 func opNames(s *metrics.Snapshot) []string {

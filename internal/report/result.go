@@ -28,25 +28,29 @@ const MB = 1 << 20
 // Result is the JSON result document. Keys listed in DESIGN.md section 7 are
 // stable; add freely, never rename without bumping Schema.
 type Result struct {
-	Schema     string            `json:"schema"`
-	Tool       Tool              `json:"tool"`
-	ID         string            `json:"id"`
-	StartedAt  time.Time         `json:"started_at"`
-	Partial    bool              `json:"partial"`
-	Target     target.Info       `json:"target"`
-	Workload   Workload          `json:"workload"`
-	Load       Load              `json:"load"`
-	Summary    Summary           `json:"summary"`
-	Costs      Costs             `json:"costs"`
-	Files      []File            `json:"files"`
-	Evidence   *Evidence         `json:"evidence"`
-	Client     Client            `json:"client"`
-	Intervals  []IntervalPoint   `json:"intervals"`
-	Steps      []any             `json:"steps"`
-	Runs       []any             `json:"runs"`
-	Verdict    any               `json:"verdict"`
-	Histograms map[string]string `json:"histograms"`
-	Notes      []string          `json:"notes,omitempty"`
+	Schema    string          `json:"schema"`
+	Tool      Tool            `json:"tool"`
+	ID        string          `json:"id"`
+	StartedAt time.Time       `json:"started_at"`
+	Partial   bool            `json:"partial"`
+	Target    target.Info     `json:"target"`
+	Workload  Workload        `json:"workload"`
+	Load      Load            `json:"load"`
+	Summary   Summary         `json:"summary"`
+	Costs     Costs           `json:"costs"`
+	Files     []File          `json:"files"`
+	Evidence  *Evidence       `json:"evidence"`
+	Client    Client          `json:"client"`
+	Intervals []IntervalPoint `json:"intervals"`
+	Steps     []Step          `json:"steps"` // open loop: one per step (a plain --rate is one step)
+	Runs      []RunSummary    `json:"runs"`  // one per repeat when --repeat > 1
+	// RepeatStats is the spread of the headline figures over the repeats
+	// (null without --repeat): {metric: {mean, stddev, ci95_low, ci95_high, n}}.
+	RepeatStats map[string]*Stat  `json:"repeat_stats"`
+	Knee        *Knee             `json:"knee,omitempty"` // ceiling knee only
+	Verdict     any               `json:"verdict"`
+	Histograms  map[string]string `json:"histograms"`
+	Notes       []string          `json:"notes,omitempty"`
 }
 
 // Tool identifies the ceiling build.
@@ -65,10 +69,21 @@ type Workload struct {
 type Load struct {
 	Model     string   `json:"model"` // "closed" | "open"
 	Threads   int      `json:"threads"`
-	DurationS *float64 `json:"duration_s"` // planned measured duration; null with --ops
+	DurationS *float64 `json:"duration_s"` // planned measured duration (a ramp: all steps); null with --ops
 	Ops       *int64   `json:"ops"`        // planned requests; null with a duration
-	WarmupS   float64  `json:"warmup_s"`
-	Rate      *float64 `json:"rate"` // open loop only
+	WarmupS   float64  `json:"warmup_s"`   // a ramp: every step's warm-up together
+	// Rate is the requested rate of a single-rate open-loop run (--rate);
+	// null in closed loop and for a ramp, whose rates are in Rates.
+	Rate  *float64  `json:"rate"`
+	Rates []float64 `json:"rates"` // ramp (--rates) or knee probes: each step's requested rate; null otherwise
+	// StepS and StepWarmupS are each step's measured duration and warm-up
+	// (ramps and knee probes); null otherwise.
+	StepS       *float64 `json:"step_s"`
+	StepWarmupS *float64 `json:"step_warmup_s"`
+	Arrival     *string  `json:"arrival"`      // "uniform" | "poisson"; null in closed loop
+	LateAfterS  *float64 `json:"late_after_s"` // lateness limit; null in closed loop
+	Seed        *uint64  `json:"seed"`         // seed of the poisson arrivals; null in closed loop
+	Repeat      int      `json:"repeat"`       // runs merged into this document (1 without --repeat)
 }
 
 // Summary is the headline figures of the measured phase.
@@ -84,6 +99,7 @@ type Summary struct {
 	ErrorsByClass  map[string]int64    `json:"errors_by_class"`
 	FirstErrors    map[string]string   `json:"first_errors,omitempty"`
 	Late           int64               `json:"late"`
+	Scheduled      *int64              `json:"scheduled"` // open loop: requests scheduled in the measured parts; null in closed loop
 	Reconnects     int64               `json:"reconnects"`
 	LatencyMs      *metrics.Latency    `json:"latency_ms"`
 	ByOp           map[string]OpResult `json:"by_op"`
@@ -163,6 +179,8 @@ type IntervalPoint struct {
 	Errors         int64            `json:"errors"`
 	Late           int64            `json:"late"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
+	Step           *int             `json:"step,omitempty"` // open loop: index into steps[]
+	Run            *int             `json:"run,omitempty"`  // --repeat: which run (1-based); t restarts at each run
 	LogMBPerSec    *float64         `json:"log_mb_per_sec"`
 	LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
 	DataIOPS       *float64         `json:"data_iops"`
@@ -196,6 +214,9 @@ type Params struct {
 	CommandRaw string
 }
 
+// openLoop reports whether the load model is the open loop.
+func (p Params) openLoop() bool { return p.Load.Rate > 0 || len(p.Load.Steps) > 0 }
+
 // Build assembles the result document.
 func Build(p Params, r *runner.Result) (*Result, error) {
 	el := r.Elapsed.Seconds()
@@ -206,19 +227,13 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		Partial:    r.Partial,
 		Target:     p.Info,
 		Workload:   Workload{Name: p.Workload, Params: p.WParams},
-		Load:       Load{Model: "closed", Threads: p.Load.Threads, WarmupS: p.Load.Warmup.Seconds()},
-		Steps:      []any{},
-		Runs:       []any{},
+		Load:       LoadOf(p.Load),
+		Steps:      []Step{},
+		Runs:       []RunSummary{},
 		Histograms: map[string]string{},
 		Files:      []File{},
 	}
 	res.ID = fmt.Sprintf("%s-%s-%s", r.Started.UTC().Format("20060102-150405"), p.Workload, p.Info.Engine)
-	if p.Load.Duration > 0 {
-		res.Load.DurationS = f64(p.Load.Duration.Seconds())
-	}
-	if p.Load.Ops > 0 {
-		res.Load.Ops = &p.Load.Ops
-	}
 
 	tot := r.Total.Total()
 	s := Summary{
@@ -248,6 +263,15 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		}
 		res.Histograms[op.Name] = enc
 	}
+	if p.openLoop() {
+		var late, sched int64
+		for i, st := range r.Steps {
+			res.Steps = append(res.Steps, stepOf(i, st, p.Cores))
+			late += st.Late
+			sched += st.Scheduled
+		}
+		s.Late, s.Scheduled = late, &sched
+	}
 	res.Summary = s
 
 	if r.Evidence != nil {
@@ -275,9 +299,29 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		}
 	}
 	for _, iv := range r.Intervals {
-		res.Intervals = append(res.Intervals, intervalOf(iv, p.Cores))
+		pt := intervalOf(iv, p.Cores)
+		if p.openLoop() {
+			pt.Step = &iv.Step
+		}
+		res.Intervals = append(res.Intervals, pt)
 	}
 	return res, nil
+}
+
+// LoadOf describes the load model of cfg.
+func LoadOf(cfg runner.Config) Load {
+	l := Load{Model: "closed", Threads: cfg.Threads, WarmupS: cfg.Warmup.Seconds(), Repeat: 1}
+	if cfg.Duration > 0 {
+		l.DurationS = f64(cfg.Duration.Seconds())
+	}
+	if cfg.Ops > 0 {
+		ops := cfg.Ops
+		l.Ops = &ops
+	}
+	if cfg.Rate > 0 || len(cfg.Steps) > 0 {
+		l.fillOpen(cfg)
+	}
+	return l
 }
 
 func costsOf(c map[string]float64, requests int64) Costs {
@@ -328,23 +372,31 @@ func intervalOf(iv runner.Interval, cores int) IntervalPoint {
 	if iv.Latency != nil {
 		p.LatencyMs = iv.Latency
 	}
-	if e := iv.Evidence; e != nil && e.Seconds > 0 {
-		if v, ok := e.Counters[target.CtrLogBytes]; ok {
-			p.LogMBPerSec = f64(v / MB / e.Seconds)
-		}
-		if v, ok := e.Counters[target.CtrLogSyncs]; ok {
-			p.LogSyncsPerSec = f64(v / e.Seconds)
-		}
-		r, rok := e.Counters[target.CtrDataReads]
-		w, wok := e.Counters[target.CtrDataWrites]
-		if rok || wok {
-			p.DataIOPS = f64((r + w) / e.Seconds)
-		}
-	}
+	p.LogMBPerSec, p.LogSyncsPerSec, p.DataIOPS = ioRates(iv.Evidence)
 	if iv.ClientCPU >= 0 && secs > 0 && cores > 0 {
 		p.ClientCPUPct = f64(100 * iv.ClientCPU / secs / float64(cores))
 	}
 	return p
+}
+
+// ioRates returns the log MB/s, log syncs/s and data-file IOPS of e; each
+// is nil when e lacks the counter (or is nil).
+func ioRates(e *runner.Evidence) (logMB, logSyncs, dataIOPS *float64) {
+	if e == nil || e.Seconds <= 0 {
+		return nil, nil, nil
+	}
+	if v, ok := e.Counters[target.CtrLogBytes]; ok {
+		logMB = f64(v / MB / e.Seconds)
+	}
+	if v, ok := e.Counters[target.CtrLogSyncs]; ok {
+		logSyncs = f64(v / e.Seconds)
+	}
+	r, rok := e.Counters[target.CtrDataReads]
+	w, wok := e.Counters[target.CtrDataWrites]
+	if rok || wok {
+		dataIOPS = f64((r + w) / e.Seconds)
+	}
+	return logMB, logSyncs, dataIOPS
 }
 
 // Write writes the result atomically (temporary file, then rename) into dir

@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 // StepResult is what one open-loop step measured. Requests are counted by
@@ -346,6 +347,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 	total := metrics.NewSnapshot(r.reg.Ops())
 	cpuTotal, cpuKnown := 0.0, true
 	interrupted := false
+	var lastStart *target.Sample // the last measured step's opening sample
 	for i, s := range r.steps {
 		sr.step = i
 		if s.measure > s.origin {
@@ -358,6 +360,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		// The measured part runs from the last tick (or the origin) to the
 		// step's closing tick: exactly what the snapshots merged into snap cover.
 		startSample, cpuStart, mStart := sr.prev, processCPU(), ph.lastEnd
+		lastStart = startSample
 		snap := metrics.NewSnapshot(r.reg.Ops())
 		interrupted = !ph.until(s, s.end, false, snap)
 		now := min(r.since(), s.end) // the schedule's measured part is [s.measure, now)
@@ -420,6 +423,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		<-r.done
 	}
 	r.closeWorkers()
+	r.settleLastStep(ctx, sr, res, lastStart)
 	// The workers are gone: the late and backlog counters are final.
 	for i := range res.Steps {
 		res.Steps[i].Late = r.steps[i].late.Load()
@@ -524,5 +528,35 @@ func (k *worker) openLoop(ctx context.Context) {
 			continue
 		}
 		k.rec.Record(res.Op, time.Duration(end-at), res.Rows, res.Bytes)
+	}
+}
+
+// settleLastStep lets a target whose statistics lag (target.Settler) catch
+// up once the workers are gone, and recounts the last step's evidence up to
+// that point, keeping the step's measured duration for the rates. Earlier
+// steps' lagging statistics land in the step after them.
+func (r *run) settleLastStep(ctx context.Context, sr *series, res *Result, start *target.Sample) {
+	if _, ok := r.t.(target.Settler); !ok || len(res.Steps) == 0 || start == nil {
+		return
+	}
+	r.settle(ctx)
+	cur := sr.sample()
+	if cur == nil {
+		return
+	}
+	last := &res.Steps[len(res.Steps)-1]
+	ev := Delta(start, cur)
+	if last.Evidence != nil {
+		ev.Seconds = last.Evidence.Seconds
+	}
+	last.Evidence = ev
+	res.Evidence = nil
+	for _, st := range res.Steps {
+		if st.Evidence != nil {
+			if res.Evidence == nil {
+				res.Evidence = &Evidence{}
+			}
+			res.Evidence.Add(st.Evidence)
+		}
 	}
 }

@@ -1,0 +1,345 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/knee"
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+	"github.com/ceiling-db/ceiling/internal/workload/all"
+)
+
+type kneeFlags struct {
+	targetFlags
+	threads    int
+	interval   time.Duration
+	out        string
+	open       openFlags
+	slo        string
+	start      float64
+	max        float64
+	stepDur    time.Duration
+	stepWarmup time.Duration
+	precision  string
+}
+
+// Defaults of the knee search.
+const (
+	kneeStart = 10
+	kneeMax   = 1e6
+)
+
+func (e *env) kneeCmd() *cobra.Command {
+	return e.workloadParent("knee", "Search the highest request rate that meets a latency/lateness objective", e.kneeWorkloadCmd)
+}
+
+func (e *env) kneeWorkloadCmd(name string) *cobra.Command {
+	meta, _ := all.Registry().Lookup(name)
+	w := meta.New()
+	f := &kneeFlags{}
+	cmd := &cobra.Command{
+		Use:   name + " --slo SLO [flags]",
+		Short: "knee search on " + name,
+		Long: `Find the highest open-loop request rate at which ` + name + ` meets the SLO.
+
+The data is prepared once. Each probe is one open-loop step of
+--step-duration at one rate (latency from the scheduled start, requests that
+cannot start within --late-after counted late). The search ramps up ×2 from
+--start until a probe breaks the SLO or --max passes, then bisects between the
+highest passing and the lowest failing rate until they are within --precision.
+
+SLO terms, comma-separated, all must hold:
+  p50|p90|p95|p99|p999|max|mean < DURATION    e.g. p99<50ms
+  late < PERCENT       of scheduled requests   e.g. late<1%
+  errors < PERCENT     of finished requests    e.g. errors<0.1%
+  achieved > PERCENT   of the requested rate   e.g. achieved>95%
+Unless the SLO says otherwise, late<1% (when it bounds neither late nor
+achieved) and errors<1% are implied: a rate where requests are skipped or
+fail is not sustained.`,
+		Example: fmt.Sprintf(`  ceiling knee %[1]s --slo 'p99<50ms,late<1%%'
+  ceiling knee %[1]s --slo 'p99<20ms' --step-duration 3s -c 4
+  ceiling knee %[1]s --slo 'p95<10ms,achieved>98%%' --start 100 --max 20000 --precision 2%%
+  ceiling knee %[1]s --slo 'p99<50ms' --db 'postgres://postgres@localhost/postgres'`, name),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			slo, sp, cfg, err := f.config(cmd.Flags(), w)
+			if err != nil {
+				return err
+			}
+			return e.knee(cmd.Context(), name, w, f, slo, sp, cfg)
+		},
+	}
+	fs := cmd.Flags()
+	f.bind(fs)
+	fs.StringVar(&f.durability, "durability", "server", "commit durability: server (leave the setting alone), full, or relaxed")
+	fs.IntVarP(&f.threads, "threads", "c", 1, "worker threads, each with its own connection (at most this many requests in flight)")
+	f.interval = time.Second
+	fs.Var(durationValue{&f.interval}, "interval", "granularity of the time series in the result")
+	fs.StringVar(&f.out, "out", "results", "directory for the JSON result")
+	fs.StringVar(&f.slo, "slo", "", "service-level objective, e.g. 'p99<50ms,late<1%' (required)")
+	fs.Float64Var(&f.start, "start", kneeStart, "first rate probed, requests/s")
+	fs.Float64Var(&f.max, "max", kneeMax, "highest rate probed, requests/s")
+	f.stepDur = 10 * time.Second
+	fs.Var(durationValue{&f.stepDur}, "step-duration", "measured duration of each probe")
+	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "warm-up at each probe's rate before measuring it")
+	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
+	w.Flags(fs)
+	f.open.bind(fs)
+	return cmd
+}
+
+// config checks the flags and returns the SLO (with its implied terms), the
+// search parameters and the load model of one probe (without its step).
+func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, knee.Params, runner.Config, error) {
+	var errs []error
+	var slo knee.SLO
+	if !fs.Changed("slo") {
+		errs = append(errs, errors.New("--slo is required, e.g. --slo 'p99<50ms,late<1%'"))
+	} else if s, err := knee.ParseSLO(f.slo); err != nil {
+		errs = append(errs, fmt.Errorf("--slo: %w", err))
+	} else {
+		slo = s.WithImplied()
+	}
+	if f.threads <= 0 {
+		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
+	}
+	if !(f.start > 0 && f.start <= maxRate) {
+		errs = append(errs, fmt.Errorf("--start must be above 0 and at most %g requests/s, got %g", float64(maxRate), f.start))
+	}
+	if !(f.max > 0 && f.max <= maxRate) {
+		errs = append(errs, fmt.Errorf("--max must be above 0 and at most %g requests/s, got %g", float64(maxRate), f.max))
+	} else if f.max < f.start {
+		errs = append(errs, fmt.Errorf("--max %g is below --start %g", f.max, f.start))
+	}
+	if f.stepDur <= 0 {
+		errs = append(errs, fmt.Errorf("--step-duration must be positive, got %v", f.stepDur))
+	}
+	if f.stepWarmup < 0 {
+		errs = append(errs, fmt.Errorf("--step-warmup must be zero or more, got %v", f.stepWarmup))
+	}
+	prec, err := parsePercent(f.precision)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--precision %w", err))
+	}
+	if f.interval <= 0 {
+		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
+	}
+	errs = append(errs, f.open.validate(fs, true)...)
+	if err := w.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	seed, err := f.open.seedOf()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, knee.Params{}, runner.Config{}, joinUsage(errs)
+	}
+	sp := knee.Params{Start: f.start, Max: f.max, Precision: prec / 100}
+	cfg := runner.Config{Threads: f.threads, Interval: f.interval, Arrival: f.open.arrival, LateAfter: f.open.lateAfter, Seed: seed}
+	return slo, sp, cfg, nil
+}
+
+// parsePercent parses "5%" (or "5") as 5; it must be above 0 and below 100.
+func parsePercent(s string) (float64, error) {
+	num := strings.TrimSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(v) {
+		return 0, fmt.Errorf("%q is not a percentage (e.g. 5%%)", s)
+	}
+	if !(v > 0 && v < 100) {
+		return 0, fmt.Errorf("%q must be above 0%% and below 100%%", s)
+	}
+	return v, nil
+}
+
+func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kneeFlags, slo knee.SLO, sp knee.Params, cfg runner.Config) (err error) {
+	if err := checkOutDir(f.out); err != nil {
+		return err
+	}
+	t, err := e.openTarget(ctx, &f.targetFlags, f.threads)
+	if err != nil {
+		return err
+	}
+	closeOnce := onceCloser(t)
+	defer func() {
+		if cerr := closeOnce(); cerr != nil && err == nil {
+			err = fmt.Errorf("restore settings: %w", cerr)
+		}
+	}()
+	info := t.Info()
+	fmt.Fprintf(e.stdout, "ceiling %s: knee of %s on %s %s (%s)\n", version(), name, info.Engine, info.Version, info.DSN)
+	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
+	start := time.Now()
+	if err := w.Prepare(ctx, t, e.stdout); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while preparing %s", name)
+		}
+		return fmt.Errorf("prepare %s: %w", name, err)
+	}
+	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
+	e.printKneePlan(f, slo, sp, info)
+
+	var probes []*runner.Result
+	probe := func(ctx context.Context, rate float64) (knee.Outcome, error) {
+		if e.isTTY {
+			fmt.Fprintf(e.stdout, "\r\033[Kprobe %d: %s/s for %v …", len(probes)+1, fmtRate(rate), f.stepWarmup+f.stepDur)
+		}
+		pc := cfg
+		pc.Steps = []runner.Step{{Rate: rate, Duration: f.stepDur, Warmup: f.stepWarmup}}
+		res, err := runner.Run(ctx, pc, t, w)
+		if e.isTTY {
+			fmt.Fprint(e.stdout, "\r\033[K")
+		}
+		if err != nil {
+			return knee.Outcome{}, err
+		}
+		probes = append(probes, res)
+		if len(res.Steps) == 0 {
+			return knee.Outcome{Partial: true}, nil
+		}
+		st := res.Steps[0]
+		out := knee.Outcome{Partial: st.Partial || res.Partial}
+		out.Failed = slo.Check(figuresOf(st))
+		out.Pass = len(out.Failed) == 0
+		fmt.Fprintln(e.stdout, probeLine(len(probes), st, out))
+		return out, nil
+	}
+	kr, serr := knee.Search(ctx, sp, probe)
+	cerr := closeOnce()
+	if len(probes) == 0 {
+		if serr != nil {
+			return serr
+		}
+		return errors.New("no probe ran")
+	}
+	doc, err := report.BuildKnee(report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU()},
+		probes, kneeDoc(f, slo, sp, kr, probes))
+	if err != nil {
+		return err
+	}
+	if serr != nil {
+		doc.Partial = true
+	}
+	path, err := report.Write(f.out, doc)
+	report.PrintKnee(e.stdout, doc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nresult: %s\n", path)
+	if cerr != nil {
+		return fmt.Errorf("restore settings: %w", cerr)
+	}
+	switch {
+	case kr.Stop == knee.StopInterrupted:
+		return errors.New("knee search interrupted; partial result written to " + path)
+	case serr != nil:
+		return fmt.Errorf("knee search stopped: %w (partial result written to %s)", serr, path)
+	}
+	return nil
+}
+
+// printKneePlan says, before the first probe, what each probe is and when
+// the search stops.
+func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info target.Info) {
+	var given, implied []string
+	for _, t := range slo {
+		if t.Implied {
+			implied = append(implied, t.String())
+		} else {
+			given = append(given, t.String())
+		}
+	}
+	fmt.Fprintf(e.stdout, "SLO: %s", strings.Join(given, ","))
+	if len(implied) > 0 {
+		fmt.Fprintf(e.stdout, " (implied: %s)", strings.Join(implied, ","))
+	}
+	fmt.Fprintln(e.stdout)
+	warm := "no warm-up"
+	if f.stepWarmup > 0 {
+		warm = fmt.Sprintf("after %v warm-up", f.stepWarmup)
+	}
+	fmt.Fprintf(e.stdout, "each probe: one open-loop step of %v (%s), %s arrivals, late after %v, %d threads, durability %s\n",
+		f.stepDur, warm, f.open.arrival, f.open.lateAfter, f.threads, info.Durability.Mode)
+	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one\n",
+		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision))
+}
+
+// figuresOf extracts what the SLO looks at from a probe's step.
+func figuresOf(st runner.StepResult) knee.Figures {
+	fig := knee.Figures{Rate: st.Rate, Achieved: st.Achieved, Scheduled: st.Scheduled, Completed: st.Completed, Late: st.Late, Failed: st.Failed}
+	fig.Latency = metricsLatency(st)
+	return fig
+}
+
+func probeLine(n int, st runner.StepResult, out knee.Outcome) string {
+	late, p99, ach := "n/a", "n/a", "n/a"
+	if st.Scheduled > 0 {
+		late = fmt.Sprintf("%.2f%%", 100*float64(st.Late)/float64(st.Scheduled))
+	}
+	if l := metricsLatency(st); l != nil {
+		p99 = fmt.Sprintf("%.3f ms", l.P99)
+	}
+	if st.Rate > 0 && st.Elapsed > 0 {
+		ach = fmt.Sprintf("%.1f/s (%.1f%%)", st.Achieved, 100*st.Achieved/st.Rate)
+	}
+	verdict := "pass"
+	switch {
+	case out.Partial:
+		verdict = "interrupted"
+	case !out.Pass:
+		verdict = "FAIL: " + strings.Join(out.Failed, "; ")
+	}
+	return fmt.Sprintf("probe %2d: %10s/s  achieved %-22s late %-8s p99 %-12s errors %-6d %s", n, fmtRate(st.Rate), ach, late, p99, st.Failed, verdict)
+}
+
+// kneeDoc turns the search's answer into the result's knee object.
+func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes []*runner.Result) report.Knee {
+	k := report.Knee{SLO: f.slo, SLOApplied: slo.String(), Start: sp.Start, Max: sp.Max, PrecisionPct: 100 * sp.Precision,
+		StepS: f.stepDur.Seconds(), StepWarmupS: f.stepWarmup.Seconds(), Stop: string(kr.Stop), Probes: []report.KneeProbe{}}
+	if kr.Knee > 0 {
+		v := kr.Knee
+		k.Rate = &v
+	}
+	if kr.FirstFailing > 0 {
+		v := kr.FirstFailing
+		k.FirstFailingRate = &v
+	}
+	step := 0
+	for i, p := range kr.Probes {
+		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed}
+		if kp.FailedTerms == nil {
+			kp.FailedTerms = []string{}
+		}
+		if i < len(probes) && len(probes[i].Steps) > 0 {
+			s := step
+			kp.Step = &s
+			step++
+		}
+		k.Probes = append(k.Probes, kp)
+	}
+	return k
+}
+
+// metricsLatency is the latency of a step's completed requests, nil if none.
+func metricsLatency(st runner.StepResult) *metrics.Latency {
+	if st.Snap == nil {
+		return nil
+	}
+	return metrics.LatencyOf(st.Snap.Total().Hist)
+}
+
+func fmtRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

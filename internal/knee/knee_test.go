@@ -1,0 +1,262 @@
+package knee
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+)
+
+func TestParseSLO(t *testing.T) {
+	tests := []struct {
+		spec string
+		want string // canonical form; "" when an error is expected
+		err  string // in the error
+	}{
+		{"p99<50ms,late<1%", "p99<50ms,late<1%", ""},
+		{" p99 < 50ms , late < 1% ", "p99<50ms,late<1%", ""},
+		{"p50<2ms,p90<5ms,p95<10ms,p99<=20ms,p999<1s", "p50<2ms,p90<5ms,p95<10ms,p99<=20ms,p999<1s", ""},
+		{"p99.9<1500us", "p999<1.5ms", ""},
+		{"P99<50ms", "p99<50ms", ""},
+		{"errors<0.1%,achieved>95%", "errors<0.1%,achieved>95%", ""},
+		{"achieved>=99.5%", "achieved>=99.5%", ""},
+		{"max<2s,mean<1ms", "max<2s,mean<1ms", ""},
+		{"late<=0%", "late<=0%", ""},
+		{"", "", "empty SLO"},
+		{"   ", "", "empty SLO"},
+		{"p99<50ms,", "", "empty SLO term"},
+		{"p99", "", "no comparison"},
+		{"p99<", "", "no limit"},
+		{"p99<50", "", "needs a unit"},
+		{"p99<fast", "", "not a duration"},
+		{"p99<0ms", "", "above zero"},
+		{"p99<-5ms", "", "above zero"},
+		{"p99>50ms", "", "upper bound"},
+		{"p98<50ms", "", `unknown metric "p98"`},
+		{"late<1", "", "write it with %"},
+		{"late<abc%", "", "not a percentage"},
+		{"late<150%", "", "between 0 and 100"},
+		{"late>1%", "", "upper bound"},
+		{"late<0%", "", "never hold"},
+		{"achieved<95%", "", "lower bound"},
+		{"achieved>100%", "", "never hold"},
+		{"p99<50ms,p99<60ms", "", "given twice"},
+		{"p99<<50ms", "", "more than one comparison"},
+		{"p99=50ms", "", "comparison must be"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.spec, func(t *testing.T) {
+			slo, err := ParseSLO(tc.spec)
+			if tc.err != "" {
+				if err == nil {
+					t.Fatalf("got %v, want an error mentioning %q", slo, tc.err)
+				}
+				if !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %q does not mention %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got := slo.String(); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWithImplied(t *testing.T) {
+	tests := []struct{ spec, want string }{
+		{"p99<50ms", "p99<50ms,late<1%,errors<1%"},
+		{"p99<50ms,late<2%", "p99<50ms,late<2%,errors<1%"},
+		{"p99<50ms,achieved>90%", "p99<50ms,achieved>90%,errors<1%"},
+		{"late<1%,errors<=0%", "late<1%,errors<=0%"},
+	}
+	for _, tc := range tests {
+		slo, err := ParseSLO(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slo.WithImplied().String(); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.spec, got, tc.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	slo, err := ParseSLO("p99<50ms,late<1%,errors<1%,achieved>95%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Figures{Rate: 100, Achieved: 99, Scheduled: 1000, Completed: 990, Late: 5, Failed: 0, Latency: &metrics.Latency{P99: 10}}
+	tests := []struct {
+		name   string
+		change func(*Figures)
+		want   []string // substrings of the failed terms, in order; none = pass
+	}{
+		{"pass", func(*Figures) {}, nil},
+		{"slow", func(f *Figures) { f.Latency = &metrics.Latency{P99: 62.1} }, []string{"p99 62.100ms ≥ 50ms"}},
+		{"at the limit fails a strict bound", func(f *Figures) { f.Latency = &metrics.Latency{P99: 50} }, []string{"p99 50.000ms ≥ 50ms"}},
+		{"late", func(f *Figures) { f.Late = 20 }, []string{"late 2.00% ≥ 1%"}},
+		{"errors", func(f *Figures) { f.Failed = 20 }, []string{"errors 1.98% ≥ 1%"}},
+		{"behind", func(f *Figures) { f.Achieved = 90 }, []string{"achieved 90.00% ≤ 95%"}},
+		{"several", func(f *Figures) { f.Late = 500; f.Achieved = 50 }, []string{"late", "achieved"}},
+		{"nothing completed", func(f *Figures) { f.Completed, f.Achieved, f.Latency = 0, 0, nil }, []string{"no request completed", "achieved"}},
+		{"nothing scheduled", func(f *Figures) { f.Scheduled = 0 }, []string{"late not measured"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := ok
+			tc.change(&f)
+			got := slo.Check(f)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %q, want %d terms like %q", got, len(tc.want), tc.want)
+			}
+			for i := range got {
+				if !strings.Contains(got[i], tc.want[i]) {
+					t.Fatalf("term %d: got %q, want it to contain %q", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// capacity is a fake target that meets the SLO up to limit requests/s.
+func capacity(limit float64, calls *[]float64) ProbeFunc {
+	return func(_ context.Context, rate float64) (Outcome, error) {
+		*calls = append(*calls, rate)
+		if rate <= limit {
+			return Outcome{Pass: true}, nil
+		}
+		return Outcome{Failed: []string{"p99 too high"}}, nil
+	}
+}
+
+func TestSearch(t *testing.T) {
+	tests := []struct {
+		name      string
+		p         Params
+		limit     float64
+		stop      Stop
+		knee      float64 // exact, or 0 with converge
+		firstFail float64 // exact when knee is exact
+		converge  bool    // knee within precision below limit
+	}{
+		{"converges", Params{Start: 10, Max: 1e6, Precision: 0.05}, 730, StopConverged, 0, 0, true},
+		{"converges finely", Params{Start: 10, Max: 1e6, Precision: 0.001}, 730, StopConverged, 0, 0, true},
+		{"converges from a high start", Params{Start: 500, Max: 1e6, Precision: 0.02}, 12345, StopConverged, 0, 0, true},
+		{"limit on a ramp rate", Params{Start: 10, Max: 1e6, Precision: 0.05}, 640, StopConverged, 0, 0, true},
+		{"passes at max", Params{Start: 10, Max: 100, Precision: 0.05}, 730, StopMaxPassed, 100, 0, false},
+		{"start equals max", Params{Start: 50, Max: 50, Precision: 0.05}, 730, StopMaxPassed, 50, 0, false},
+		{"fails at start", Params{Start: 1000, Max: 1e6, Precision: 0.05}, 730, StopStartFailed, 0, 1000, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls []float64
+			res, err := Search(context.Background(), tc.p, capacity(tc.limit, &calls))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stop != tc.stop {
+				t.Fatalf("stop %q, want %q (probes %v)", res.Stop, tc.stop, calls)
+			}
+			if len(res.Probes) != len(calls) {
+				t.Fatalf("%d probes recorded, %d run", len(res.Probes), len(calls))
+			}
+			for i, pr := range res.Probes {
+				if pr.Rate != calls[i] || pr.Pass != (pr.Rate <= tc.limit) {
+					t.Fatalf("probe %d: %+v, ran %g", i, pr, calls[i])
+				}
+				if pr.Rate < tc.p.Start || pr.Rate > tc.p.Max {
+					t.Fatalf("probe %d at %g outside [%g, %g]", i, pr.Rate, tc.p.Start, tc.p.Max)
+				}
+			}
+			if !tc.converge {
+				if res.Knee != tc.knee || res.FirstFailing != tc.firstFail {
+					t.Fatalf("knee %g first failing %g, want %g and %g", res.Knee, res.FirstFailing, tc.knee, tc.firstFail)
+				}
+				return
+			}
+			if res.Knee > tc.limit || res.Knee < tc.limit/(1+tc.p.Precision) {
+				t.Fatalf("knee %g, want within %g%% below %g (probes %v)", res.Knee, 100*tc.p.Precision, tc.limit, calls)
+			}
+			if res.FirstFailing <= tc.limit || res.FirstFailing-res.Knee > tc.p.Precision*res.Knee {
+				t.Fatalf("bracket [%g, %g] not within precision around %g", res.Knee, res.FirstFailing, tc.limit)
+			}
+			if len(calls) > 40 {
+				t.Fatalf("%d probes: the search should take far fewer", len(calls))
+			}
+		})
+	}
+}
+
+func TestSearchRampSequence(t *testing.T) {
+	var calls []float64
+	res, err := Search(context.Background(), Params{Start: 10, Max: 1e6, Precision: 0.05}, capacity(730, &calls))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ramp ×2 to the first failure, then bisect [640, 1280].
+	want := []float64{10, 20, 40, 80, 160, 320, 640, 1280, 960, 800, 720, 760, 740}
+	if len(calls) != len(want) {
+		t.Fatalf("probes %v, want %v", calls, want)
+	}
+	for i := range want {
+		if calls[i] != want[i] {
+			t.Fatalf("probes %v, want %v", calls, want)
+		}
+	}
+	if res.Knee != 720 || res.FirstFailing != 740 {
+		t.Fatalf("knee %g first failing %g, want 720 and 740", res.Knee, res.FirstFailing)
+	}
+}
+
+func TestSearchStops(t *testing.T) {
+	boom := errors.New("connection refused")
+	t.Run("probe error", func(t *testing.T) {
+		n := 0
+		res, err := Search(context.Background(), Params{Start: 10, Max: 1000, Precision: 0.05}, func(context.Context, float64) (Outcome, error) {
+			n++
+			if n == 3 {
+				return Outcome{}, boom
+			}
+			return Outcome{Pass: true}, nil
+		})
+		if !errors.Is(err, boom) || res.Stop != StopProbeFailure || len(res.Probes) != 2 || res.Knee != 20 {
+			t.Fatalf("err %v stop %q probes %d knee %g", err, res.Stop, len(res.Probes), res.Knee)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		res, err := Search(ctx, Params{Start: 10, Max: 1000, Precision: 0.05}, func(_ context.Context, rate float64) (Outcome, error) {
+			if rate == 40 {
+				cancel()
+				return Outcome{Partial: true}, nil
+			}
+			return Outcome{Pass: true}, nil
+		})
+		if !errors.Is(err, context.Canceled) || res.Stop != StopInterrupted || len(res.Probes) != 3 || res.Knee != 20 || res.FirstFailing != 0 {
+			t.Fatalf("err %v stop %q probes %d knee %g first failing %g", err, res.Stop, len(res.Probes), res.Knee, res.FirstFailing)
+		}
+	})
+	t.Run("probe limit", func(t *testing.T) {
+		var calls []float64
+		res, err := Search(context.Background(), Params{Start: 1, Max: 1e8, Precision: 1e-9, MaxProbes: 12}, capacity(730, &calls))
+		if err != nil || res.Stop != StopProbeLimit || len(calls) != 12 {
+			t.Fatalf("err %v stop %q probes %d", err, res.Stop, len(calls))
+		}
+		if res.Knee > 730 || res.FirstFailing <= 730 {
+			t.Fatalf("bracket [%g, %g] does not hold 730", res.Knee, res.FirstFailing)
+		}
+	})
+	t.Run("bad params", func(t *testing.T) {
+		for _, p := range []Params{{Start: 0, Max: 10, Precision: 0.05}, {Start: 10, Max: 5, Precision: 0.05}, {Start: 1, Max: 10, Precision: 0}, {Start: 1, Max: 10, Precision: 1}, {Start: 1, Max: 10, Precision: 0.1, Factor: 1}} {
+			if _, err := Search(context.Background(), p, func(context.Context, float64) (Outcome, error) { return Outcome{}, nil }); err == nil {
+				t.Errorf("%+v: want an error", p)
+			}
+		}
+	})
+}

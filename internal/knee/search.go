@@ -1,0 +1,184 @@
+package knee
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Outcome is what one probe found.
+type Outcome struct {
+	Pass   bool
+	Failed []string // the SLO terms broken, with their values; empty when Pass
+	// Partial marks a probe cut short (interrupted): its outcome is not
+	// used and the search stops.
+	Partial bool
+}
+
+// ProbeFunc runs one probe at rate requests/s and reports its outcome. An
+// error aborts the search.
+type ProbeFunc func(ctx context.Context, rate float64) (Outcome, error)
+
+// Params bound the search.
+type Params struct {
+	Start     float64 // first rate probed (requests/s)
+	Max       float64 // highest rate probed
+	Precision float64 // stop when (failing - passing) <= Precision × passing; 0.05 = 5%
+	Factor    float64 // growth of the ramp-up (default 2)
+	MaxProbes int     // safety bound on the number of probes (default 60)
+}
+
+// Validate checks the parameters.
+func (p Params) Validate() error {
+	var errs []error
+	if !(p.Start > 0) {
+		errs = append(errs, fmt.Errorf("start rate must be above 0, got %g", p.Start))
+	}
+	if !(p.Max >= p.Start) {
+		errs = append(errs, fmt.Errorf("max rate (%g) must be at least the start rate (%g)", p.Max, p.Start))
+	}
+	if !(p.Precision > 0 && p.Precision < 1) {
+		errs = append(errs, fmt.Errorf("precision must be above 0%% and below 100%%, got %g%%", 100*p.Precision))
+	}
+	if p.Factor != 0 && !(p.Factor > 1) {
+		errs = append(errs, fmt.Errorf("ramp factor must be above 1, got %g", p.Factor))
+	}
+	return errors.Join(errs...)
+}
+
+// Stop says why the search ended.
+type Stop string
+
+// Reasons the search stops.
+const (
+	StopConverged    Stop = "converged"    // the bracket is within the precision
+	StopMaxPassed    Stop = "max-passed"   // the SLO holds at Max: the knee is at least Max
+	StopStartFailed  Stop = "start-failed" // the SLO fails already at Start
+	StopInterrupted  Stop = "interrupted"  // a probe was interrupted
+	StopProbeLimit   Stop = "probe-limit"  // MaxProbes reached before converging
+	StopProbeFailure Stop = "probe-error"  // a probe returned an error
+	StopNoProgress   Stop = "no-progress"  // the bracket cannot be split further
+)
+
+// Probe is one probe of the search, in the order run.
+type Probe struct {
+	Rate float64
+	Outcome
+}
+
+// Result is the answer of the search.
+type Result struct {
+	// Knee is the highest rate that passed, 0 when none did.
+	Knee float64
+	// FirstFailing is the lowest rate that failed above Knee, 0 when none did.
+	FirstFailing float64
+	Probes       []Probe
+	Stop         Stop
+}
+
+// Search finds the highest rate meeting the SLO. It ramps up geometrically
+// (Start, Start×Factor, … capped at Max) until a probe fails or Max passes,
+// then bisects between the highest passing and the lowest failing rate
+// until they are within Precision of each other. It assumes that passing is
+// monotonic in the rate; a noisy probe can only move the answer within the
+// bracket it was probed in.
+//
+// Search returns what it found so far together with the error when a probe
+// fails or ctx is cancelled.
+func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
+	if err := p.Validate(); err != nil {
+		return Result{}, err
+	}
+	if p.Factor == 0 {
+		p.Factor = 2
+	}
+	if p.MaxProbes <= 0 {
+		p.MaxProbes = 60
+	}
+	var res Result
+	// run probes rate; it reports false when the search must stop.
+	run := func(rate float64) (Outcome, bool, error) {
+		if len(res.Probes) >= p.MaxProbes {
+			res.Stop = StopProbeLimit
+			return Outcome{}, false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			res.Stop = StopInterrupted
+			return Outcome{}, false, err
+		}
+		out, err := probe(ctx, rate)
+		if err != nil {
+			res.Stop = StopProbeFailure
+			return out, false, err
+		}
+		res.Probes = append(res.Probes, Probe{Rate: rate, Outcome: out})
+		if out.Partial {
+			res.Stop = StopInterrupted
+			return out, false, ctx.Err()
+		}
+		return out, true, nil
+	}
+
+	// Ramp up.
+	rate := p.Start
+	for {
+		out, ok, err := run(rate)
+		if !ok {
+			return res, err
+		}
+		if !out.Pass {
+			res.FirstFailing = rate
+			break
+		}
+		res.Knee = rate
+		if rate >= p.Max {
+			res.Stop = StopMaxPassed
+			return res, nil
+		}
+		rate = math.Min(rate*p.Factor, p.Max)
+	}
+	if res.Knee == 0 {
+		res.Stop = StopStartFailed
+		return res, nil
+	}
+
+	// Bisect [Knee, FirstFailing].
+	for res.FirstFailing-res.Knee > p.Precision*res.Knee {
+		mid := midpoint(res.Knee, res.FirstFailing)
+		if !(mid > res.Knee && mid < res.FirstFailing) {
+			res.Stop = StopNoProgress
+			return res, nil
+		}
+		out, ok, err := run(mid)
+		if !ok {
+			return res, err
+		}
+		if out.Pass {
+			res.Knee = mid
+		} else {
+			res.FirstFailing = mid
+		}
+	}
+	res.Stop = StopConverged
+	return res, nil
+}
+
+// midpoint returns the middle of (lo, hi) rounded to three significant
+// digits when that stays strictly inside, so the probed rates read well
+// (740/s rather than 741.25/s).
+func midpoint(lo, hi float64) float64 {
+	mid := (lo + hi) / 2
+	if r := roundSig(mid, 3); r > lo && r < hi {
+		return r
+	}
+	return mid
+}
+
+func roundSig(v float64, digits int) float64 {
+	if v == 0 {
+		return 0
+	}
+	scale := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
+}

@@ -1,0 +1,305 @@
+// Package knee finds the highest request rate a target sustains within a
+// service-level objective (SLO): the "knee" of the load curve.
+//
+// The search (Search) is a pure function over a probe callback, probe(rate)
+// → Outcome, so it is tested without a database: the command line runs each
+// probe as one open-loop step on the target and checks its figures against
+// the SLO (SLO.Check).
+package knee
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+)
+
+// Metrics an SLO term can bound.
+const (
+	MetricLate     = "late"     // % of scheduled requests that could not start in time
+	MetricErrors   = "errors"   // % of finished requests that failed
+	MetricAchieved = "achieved" // achieved rate as a % of the requested rate
+)
+
+// latencyMetrics are the latency percentiles a term can bound, in milliseconds.
+var latencyMetrics = map[string]func(*metrics.Latency) float64{
+	"p50":   func(l *metrics.Latency) float64 { return l.P50 },
+	"p90":   func(l *metrics.Latency) float64 { return l.P90 },
+	"p95":   func(l *metrics.Latency) float64 { return l.P95 },
+	"p99":   func(l *metrics.Latency) float64 { return l.P99 },
+	"p999":  func(l *metrics.Latency) float64 { return l.P999 },
+	"max":   func(l *metrics.Latency) float64 { return l.Max },
+	"mean":  func(l *metrics.Latency) float64 { return l.Mean },
+	"p99.9": nil, // alias of p999, resolved by ParseSLO
+}
+
+// Term is one condition of an SLO, such as p99<50ms or late<1%.
+type Term struct {
+	Metric string  // p50 … p999, max, mean, late, errors, achieved
+	Op     string  // "<" or "<=" (upper bounds), ">" or ">=" (achieved)
+	Limit  float64 // milliseconds for latencies, percent otherwise
+	// Implied marks a term ceiling added because the SLO said nothing about
+	// that aspect (see SLO.WithImplied).
+	Implied bool
+}
+
+func (t Term) String() string {
+	if _, ok := latencyMetrics[t.Metric]; ok {
+		return fmt.Sprintf("%s%s%s", t.Metric, t.Op, fmtMs(t.Limit))
+	}
+	return fmt.Sprintf("%s%s%s%%", t.Metric, t.Op, strconv.FormatFloat(t.Limit, 'g', -1, 64))
+}
+
+// fmtMs writes a millisecond limit the way a user would type it.
+func fmtMs(ms float64) string {
+	if ms >= 1000 && ms == float64(int64(ms)) && int64(ms)%1000 == 0 {
+		return strconv.FormatInt(int64(ms)/1000, 10) + "s"
+	}
+	return strconv.FormatFloat(ms, 'g', -1, 64) + "ms"
+}
+
+// SLO is a conjunction of terms: a probe passes when every term holds.
+type SLO []Term
+
+func (s SLO) String() string {
+	parts := make([]string, len(s))
+	for i, t := range s {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseSLO parses a comma-separated list of terms:
+//
+//	p50|p90|p95|p99|p999|p99.9|max|mean < DURATION   e.g. p99<50ms, p999<=1s
+//	late < PERCENT                                    e.g. late<1%
+//	errors < PERCENT                                  e.g. errors<0.1%
+//	achieved > PERCENT (of the requested rate)        e.g. achieved>95%
+//
+// Durations need a unit; percentages need the % sign. Each metric may
+// appear once. Errors name the offending term.
+func ParseSLO(spec string) (SLO, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, errors.New("empty SLO: give terms such as 'p99<50ms,late<1%'")
+	}
+	var slo SLO
+	seen := map[string]bool{}
+	for _, raw := range strings.Split(spec, ",") {
+		term, err := parseTerm(strings.TrimSpace(raw))
+		if err != nil {
+			return nil, err
+		}
+		if seen[term.Metric] {
+			return nil, fmt.Errorf("SLO term %q: %s is given twice", raw, term.Metric)
+		}
+		seen[term.Metric] = true
+		slo = append(slo, term)
+	}
+	return slo, nil
+}
+
+func parseTerm(s string) (Term, error) {
+	if s == "" {
+		return Term{}, errors.New("empty SLO term (stray comma?)")
+	}
+	i := strings.IndexAny(s, "<>=")
+	if i < 0 {
+		return Term{}, fmt.Errorf("SLO term %q has no comparison: write e.g. p99<50ms", s)
+	}
+	metric := strings.ToLower(strings.TrimSpace(s[:i]))
+	rest := s[i:]
+	op := ""
+	for _, o := range []string{"<=", ">=", "<", ">"} {
+		if strings.HasPrefix(rest, o) {
+			op = o
+			break
+		}
+	}
+	if op == "" {
+		return Term{}, fmt.Errorf("SLO term %q: comparison must be <, <=, > or >=", s)
+	}
+	val := strings.TrimSpace(rest[len(op):])
+	if val == "" {
+		return Term{}, fmt.Errorf("SLO term %q has no limit", s)
+	}
+	if strings.ContainsAny(val, "<>=") {
+		return Term{}, fmt.Errorf("SLO term %q has more than one comparison", s)
+	}
+	if metric == "p99.9" {
+		metric = "p999"
+	}
+	upper := op == "<" || op == "<="
+	switch {
+	case latencyMetrics[metric] != nil:
+		if !upper {
+			return Term{}, fmt.Errorf("SLO term %q: a latency takes an upper bound (< or <=)", s)
+		}
+		if _, err := strconv.ParseFloat(val, 64); err == nil {
+			return Term{}, fmt.Errorf("SLO term %q: the limit needs a unit, e.g. %sms", s, val)
+		}
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			return Term{}, fmt.Errorf("SLO term %q: %q is not a duration (e.g. 50ms, 1s)", s, val)
+		}
+		if d <= 0 {
+			return Term{}, fmt.Errorf("SLO term %q: the limit must be above zero", s)
+		}
+		return Term{Metric: metric, Op: op, Limit: float64(d) / float64(time.Millisecond)}, nil
+	case metric == MetricLate || metric == MetricErrors || metric == MetricAchieved:
+		if metric == MetricAchieved && upper {
+			return Term{}, fmt.Errorf("SLO term %q: achieved takes a lower bound (> or >=), e.g. achieved>95%%", s)
+		}
+		if metric != MetricAchieved && !upper {
+			return Term{}, fmt.Errorf("SLO term %q: %s takes an upper bound (< or <=), e.g. %s<1%%", s, metric, metric)
+		}
+		num, ok := strings.CutSuffix(val, "%")
+		if !ok {
+			return Term{}, fmt.Errorf("SLO term %q: the limit is a percentage: write it with %%, e.g. %s%s%s%%", s, metric, op, val)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil {
+			return Term{}, fmt.Errorf("SLO term %q: %q is not a percentage", s, val)
+		}
+		if !(v >= 0 && v <= 100) {
+			return Term{}, fmt.Errorf("SLO term %q: the percentage must be between 0 and 100", s)
+		}
+		if (op == "<" && v == 0) || (op == ">" && v == 100) {
+			return Term{}, fmt.Errorf("SLO term %q can never hold: use %s instead", s, strings.Replace(s, op, op+"=", 1))
+		}
+		return Term{Metric: metric, Op: op, Limit: v}, nil
+	default:
+		return Term{}, fmt.Errorf("SLO term %q: unknown metric %q (want p50, p90, p95, p99, p999, max, mean, late, errors or achieved)", s, metric)
+	}
+}
+
+// Default limits of the implied terms.
+const (
+	ImpliedLatePct   = 1.0
+	ImpliedErrorsPct = 1.0
+)
+
+// WithImplied returns the SLO with the terms a sustained rate needs that s
+// does not state: late<1% when s bounds neither lateness nor the achieved
+// rate (otherwise a rate where most requests are skipped could pass on the
+// latency of the few that run), and errors<1% when s does not bound errors
+// (otherwise a rate where requests fail fast could pass).
+func (s SLO) WithImplied() SLO {
+	has := map[string]bool{}
+	for _, t := range s {
+		has[t.Metric] = true
+	}
+	out := append(SLO(nil), s...)
+	if !has[MetricLate] && !has[MetricAchieved] {
+		out = append(out, Term{Metric: MetricLate, Op: "<", Limit: ImpliedLatePct, Implied: true})
+	}
+	if !has[MetricErrors] {
+		out = append(out, Term{Metric: MetricErrors, Op: "<", Limit: ImpliedErrorsPct, Implied: true})
+	}
+	return out
+}
+
+// Figures are what one probe measured.
+type Figures struct {
+	Rate      float64 // requested, requests/s
+	Achieved  float64 // completed requests/s
+	Scheduled int64
+	Completed int64
+	Late      int64
+	Failed    int64
+	Latency   *metrics.Latency // of completed requests; nil when none completed
+}
+
+// Check returns the terms f breaks, each with the measured value, e.g.
+// "p99 62.1ms ≥ 50ms"; none means f meets the SLO. A probe where no request
+// completed breaks the SLO whatever its terms.
+func (s SLO) Check(f Figures) []string {
+	var failed []string
+	if f.Completed == 0 {
+		failed = append(failed, "no request completed")
+	}
+	for _, t := range s {
+		v, ok := t.value(f)
+		if !ok {
+			if f.Completed > 0 {
+				failed = append(failed, t.Metric+" not measured")
+			}
+			continue
+		}
+		if !t.holds(v) {
+			failed = append(failed, t.Metric+" "+t.format(v)+" "+negate(t.Op)+" "+t.limitText())
+		}
+	}
+	return failed
+}
+
+// value returns the term's metric in f, and false when f does not measure it.
+func (t Term) value(f Figures) (float64, bool) {
+	if get := latencyMetrics[t.Metric]; get != nil {
+		if f.Latency == nil {
+			return 0, false
+		}
+		return get(f.Latency), true
+	}
+	switch t.Metric {
+	case MetricLate:
+		if f.Scheduled <= 0 {
+			return 0, false
+		}
+		return 100 * float64(f.Late) / float64(f.Scheduled), true
+	case MetricErrors:
+		n := f.Completed + f.Failed
+		if n <= 0 {
+			return 0, false
+		}
+		return 100 * float64(f.Failed) / float64(n), true
+	case MetricAchieved:
+		if f.Rate <= 0 {
+			return 0, false
+		}
+		return 100 * f.Achieved / f.Rate, true
+	}
+	return 0, false
+}
+
+func (t Term) holds(v float64) bool {
+	switch t.Op {
+	case "<":
+		return v < t.Limit
+	case "<=":
+		return v <= t.Limit
+	case ">":
+		return v > t.Limit
+	default:
+		return v >= t.Limit
+	}
+}
+
+func (t Term) format(v float64) string {
+	if _, ok := latencyMetrics[t.Metric]; ok {
+		return strconv.FormatFloat(v, 'f', 3, 64) + "ms"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "%"
+}
+
+func (t Term) limitText() string {
+	if _, ok := latencyMetrics[t.Metric]; ok {
+		return fmtMs(t.Limit)
+	}
+	return strconv.FormatFloat(t.Limit, 'g', -1, 64) + "%"
+}
+
+func negate(op string) string {
+	switch op {
+	case "<":
+		return "≥"
+	case "<=":
+		return ">"
+	case ">":
+		return "≤"
+	default:
+		return "<"
+	}
+}

@@ -1,0 +1,203 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// rampRow is one row of the ramp table.
+type rampRow struct {
+	label string // step number, or probe number for knee
+	step  Step
+	mark  string // extra text before the saturation flag
+}
+
+// PrintRamp prints the open-loop steps of r as a table like the LT
+// appendices of the source tests: requested vs achieved rate, late and
+// failed requests, latency, the server's log and data IO, ceiling's own
+// scheduling lag, and which steps are saturated.
+func PrintRamp(w io.Writer, r *Result) {
+	if len(r.Steps) == 0 {
+		return
+	}
+	rows := make([]rampRow, len(r.Steps))
+	for i, st := range r.Steps {
+		rows[i] = rampRow{label: strconv.Itoa(i + 1), step: st}
+	}
+	title := "open-loop steps"
+	if len(r.Steps) == 1 {
+		title = "open loop"
+	}
+	fmt.Fprintf(w, "\n%s (latency from the scheduled start)\n", title)
+	printRamp(w, r, "step", rows)
+}
+
+func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
+	fmt.Fprintf(w, "%5s %10s %10s %6s %8s %6s %7s %9s %8s %8s %8s %9s %8s %9s %8s\n",
+		labelHead, "req/s", "achieved", "ach%", "late", "late%", "failed", "MB/min", "p50 ms", "p95", "p99", "log MB/s", "syncs/s", "data IOPS", "lag p99")
+	for _, row := range rows {
+		s := row.step
+		lat := func(f func() float64) string {
+			if s.LatencyMs == nil {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.3f", f())
+		}
+		lag := "n/a"
+		if s.SchedLagMs != nil {
+			lag = fmt.Sprintf("%.3f", s.SchedLagMs.P99)
+		}
+		var flags []string
+		if row.mark != "" {
+			flags = append(flags, row.mark)
+		}
+		if s.Saturated {
+			flags = append(flags, "SATURATED ("+strings.Join(s.SaturatedBy, ", ")+")")
+		}
+		if s.Partial {
+			flags = append(flags, "partial")
+		}
+		line := fmt.Sprintf("%5s %10s %10s %6s %8d %6s %7d %9s %8s %8s %8s %9s %8s %9s %8s  %s",
+			row.label, fmtRate(s.Rate), opt(s.AchievedPerSec, "%.1f"), opt(s.AchievedPct, "%.1f"), s.Late, opt(s.LatePct, "%.2f"),
+			s.Failed, opt(s.MBPerMin, "%.3f"),
+			lat(func() float64 { return s.LatencyMs.P50 }), lat(func() float64 { return s.LatencyMs.P95 }), lat(func() float64 { return s.LatencyMs.P99 }),
+			opt(s.LogMBPerSec, "%.2f"), opt(s.LogSyncsPerSec, "%.0f"), opt(s.DataIOPS, "%.0f"), lag, strings.Join(flags, "  "))
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	lateAfter := "the lateness limit"
+	if r.Load.LateAfterS != nil {
+		lateAfter = strconv.FormatFloat(*r.Load.LateAfterS, 'g', -1, 64) + "s"
+	}
+	fmt.Fprintf(w, "  late = could not start within %s of its scheduled time: skipped, never run. lag p99 = ceiling's own delay in starting requests (ms).\n", lateAfter)
+	fmt.Fprintf(w, "  SATURATED = late > %g%% of scheduled, or achieved < %g%% of requested. n/a = not measured.\n", SatLatePct, SatAchievedPct)
+	for _, row := range rows {
+		if note := workerBound(row.step, r.Load.Threads); note != "" {
+			fmt.Fprintf(w, "  note: %s\n", note)
+			break
+		}
+	}
+	for _, row := range rows {
+		if s := row.step; s.SchedLagMs != nil && s.SchedLagMs.P99 > schedLagWarnMs {
+			fmt.Fprintf(w, "  WARNING: at %s/s ceiling's own scheduling lag p99 is %.1f ms: the load generator may be the limit, not the database\n",
+				fmtRate(s.Rate), s.SchedLagMs.P99)
+			break
+		}
+	}
+}
+
+// schedLagWarnMs is the scheduling lag above which the load generator
+// itself is suspected.
+const schedLagWarnMs = 10.0
+
+// workerBound explains a saturated step where requests queued for a free
+// worker: every one of the -c workers was busy, so the database saw at most
+// that many concurrent requests. Whether more would go faster depends on the
+// database; the note says so rather than guessing.
+func workerBound(s Step, threads int) string {
+	if !s.Saturated || s.StartLagMs == nil || s.SchedLagMs == nil {
+		return ""
+	}
+	if s.StartLagMs.P50 < 1 || s.SchedLagMs.P99 > s.StartLagMs.P50/2 {
+		return ""
+	}
+	return fmt.Sprintf("from %s/s requests waited for a free worker (start lag p50 %.1f ms): all %d worker(s) were busy, so the database saw at most %d request(s) at once; raise -c to offer it more concurrency",
+		fmtRate(s.Rate), s.StartLagMs.P50, threads, threads)
+}
+
+// fmtRate writes a rate without trailing zeros: 50, 62.5, 741.25.
+func fmtRate(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// printRepeats prints one column per run, then the mean, standard
+// deviation and 95% confidence interval over the complete runs.
+func printRepeats(w io.Writer, r *Result) {
+	if len(r.Runs) < 2 && r.Load.Repeat < 2 {
+		return
+	}
+	fmt.Fprintf(w, "\nrepeats: %d runs (mean, stddev and Student-t 95%% confidence interval over the complete runs)\n", len(r.Runs))
+	fmt.Fprintf(w, "%-22s", "figure")
+	for _, run := range r.Runs {
+		head := fmt.Sprintf("run %d", run.Run)
+		if run.Partial {
+			head += "*"
+		}
+		fmt.Fprintf(w, " %10s", head)
+	}
+	fmt.Fprintf(w, " %10s %10s  %s\n", "mean", "stddev", "95% CI")
+	row := func(label, format string, vals []*float64, st *Stat) {
+		if st == nil && allNil(vals) {
+			return
+		}
+		fmt.Fprintf(w, "%-22s", label)
+		for _, v := range vals {
+			fmt.Fprintf(w, " %10s", opt(v, format))
+		}
+		if st == nil {
+			fmt.Fprintf(w, " %10s %10s  %s\n", "n/a", "n/a", "n/a")
+			return
+		}
+		ci := "n/a"
+		if st.CI95Low != nil {
+			ci = "[" + fmt.Sprintf(format, *st.CI95Low) + ", " + fmt.Sprintf(format, *st.CI95High) + "]"
+		}
+		fmt.Fprintf(w, " %10s %10s  %s\n", fmt.Sprintf(format, st.Mean), opt(st.StdDev, format), ci)
+	}
+	for _, m := range repeatMetrics {
+		vals := make([]*float64, len(r.Runs))
+		for i, run := range r.Runs {
+			vals[i] = m.get(run)
+		}
+		row(m.label, m.format, vals, r.RepeatStats[m.key])
+	}
+	for i, st := range r.Steps {
+		if len(r.Steps) == 1 {
+			break // one rate: its achieved rate is req/s above
+		}
+		vals := make([]*float64, len(r.Runs))
+		for j, run := range r.Runs {
+			if i < len(run.Steps) {
+				vals[j] = run.Steps[i].AchievedPerSec
+			}
+		}
+		row(fmt.Sprintf("achieved @ %s/s", fmtRate(st.Rate)), "%.1f", vals, st.RepeatStats["achieved_per_sec"])
+	}
+	for _, run := range r.Runs {
+		if run.Partial {
+			fmt.Fprintln(w, "  * interrupted: listed, but left out of the mean and spread")
+			break
+		}
+	}
+}
+
+func allNil(vs []*float64) bool {
+	for _, v := range vs {
+		if v != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// RunLine summarises one run in a line (printed after each repeat).
+func RunLine(r *Result) string {
+	s := r.Summary
+	p99 := "n/a"
+	if s.LatencyMs != nil {
+		p99 = fmt.Sprintf("%.3f ms", s.LatencyMs.P99)
+	}
+	line := fmt.Sprintf("%.1f req/s, %.1f rows/s, %.3f MB/min, p99 %s, %d errors", s.RequestsPerSec, s.RowsPerSec, s.MBPerMin, p99, s.Errors)
+	if len(r.Steps) > 1 {
+		ach := make([]string, len(r.Steps))
+		for i, st := range r.Steps {
+			ach[i] = fmtRate(st.Rate) + "→" + opt(st.AchievedPerSec, "%.1f")
+		}
+		line += "; achieved per step (req/s): " + strings.Join(ach, ", ")
+	}
+	if s.Scheduled != nil && *s.Scheduled > 0 {
+		line += fmt.Sprintf("; late %d (%.2f%%)", s.Late, 100*float64(s.Late)/float64(*s.Scheduled))
+	}
+	return line
+}

@@ -1,0 +1,246 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+func ptrs(vs ...float64) []*float64 {
+	out := make([]*float64, len(vs))
+	for i := range vs {
+		out[i] = &vs[i]
+	}
+	return out
+}
+
+func TestStatOf(t *testing.T) {
+	tests := []struct {
+		name             string
+		xs               []*float64
+		mean, sd, lo, hi float64 // sd < 0: null
+		n                int
+	}{
+		// Sample stddev sqrt(32/7); half-width t(7) × sd / sqrt(8).
+		{"eight values", ptrs(2, 4, 4, 4, 5, 5, 7, 9), 5, math.Sqrt(32.0 / 7), 5 - 2.3646*math.Sqrt(32.0/7)/math.Sqrt(8), 5 + 2.3646*math.Sqrt(32.0/7)/math.Sqrt(8), 8},
+		// Two runs: t(1) = 12.7062, sd = |a-b|/sqrt 2.
+		{"two runs", ptrs(100, 110), 105, math.Sqrt(50), 105 - 12.7062*math.Sqrt(50)/math.Sqrt(2), 105 + 12.7062*math.Sqrt(50)/math.Sqrt(2), 2},
+		{"three equal", ptrs(3, 3, 3), 3, 0, 3, 3, 3},
+		{"one run", ptrs(42), 42, -1, 0, 0, 1},
+		{"nulls left out", append(ptrs(10, 20), nil), 15, math.Sqrt(50), 15 - 12.7062*math.Sqrt(50)/math.Sqrt(2), 15 + 12.7062*math.Sqrt(50)/math.Sqrt(2), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := StatOf(tc.xs)
+			if st == nil {
+				t.Fatal("nil stat")
+			}
+			if st.N != tc.n || math.Abs(st.Mean-tc.mean) > 1e-9 {
+				t.Fatalf("n %d mean %g, want %d and %g", st.N, st.Mean, tc.n, tc.mean)
+			}
+			if tc.sd < 0 {
+				if st.StdDev != nil || st.CI95Low != nil || st.CI95High != nil {
+					t.Fatalf("one value: stddev and CI must be null, got %+v", st)
+				}
+				return
+			}
+			if st.StdDev == nil || math.Abs(*st.StdDev-tc.sd) > 1e-9 {
+				t.Fatalf("stddev %v, want %g", st.StdDev, tc.sd)
+			}
+			if math.Abs(*st.CI95Low-tc.lo) > 1e-9 || math.Abs(*st.CI95High-tc.hi) > 1e-9 {
+				t.Fatalf("CI [%g, %g], want [%g, %g]", *st.CI95Low, *st.CI95High, tc.lo, tc.hi)
+			}
+		})
+	}
+	if StatOf(nil) != nil || StatOf([]*float64{nil}) != nil {
+		t.Fatal("no value: want nil")
+	}
+}
+
+func TestTQuantile975(t *testing.T) {
+	// Reference values of the 0.975 quantile of Student's t.
+	tests := []struct {
+		df   int
+		want float64
+	}{{1, 12.7062}, {2, 4.3027}, {4, 2.7764}, {10, 2.2281}, {30, 2.0423}, {31, 2.0395}, {40, 2.0211}, {60, 2.0003}, {120, 1.9799}, {1000, 1.9623}}
+	for _, tc := range tests {
+		if got := TQuantile975(tc.df); math.Abs(got-tc.want) > 1e-3 {
+			t.Errorf("df %d: got %.4f, want %.4f", tc.df, got, tc.want)
+		}
+	}
+	if !math.IsNaN(TQuantile975(0)) {
+		t.Error("df 0: want NaN")
+	}
+}
+
+// snapWith returns a snapshot of one op with n successful requests of d each.
+func snapWith(n int, d time.Duration, failed int64) *metrics.Snapshot {
+	s := metrics.NewSnapshot([]string{"insert"})
+	for i := 0; i < n; i++ {
+		_ = s.Ops[0].Hist.RecordValue(int64(d / time.Microsecond))
+	}
+	s.Ops[0].Requests = int64(n)
+	s.Ops[0].Rows = int64(n)
+	s.Ops[0].Bytes = int64(n) * 12
+	s.Ops[0].Errors[metrics.ErrOther] = failed
+	return s
+}
+
+func TestStepOf(t *testing.T) {
+	ev := &runner.Evidence{Seconds: 2, Counters: map[string]float64{target.CtrLogBytes: 4 << 20, target.CtrLogSyncs: 200}}
+	tests := []struct {
+		name      string
+		st        runner.StepResult
+		saturated []string
+		check     func(t *testing.T, s Step)
+	}{
+		{"keeps up", runner.StepResult{Rate: 100, Scheduled: 200, Completed: 199, Elapsed: 2 * time.Second, Snap: snapWith(199, time.Millisecond, 0), Evidence: ev, ClientCPUSeconds: -1},
+			nil, func(t *testing.T, s Step) {
+				if s.AchievedPct == nil || math.Abs(*s.AchievedPct-99.5) > 1e-9 || *s.LatePct != 0 {
+					t.Fatalf("achieved %v late %v", s.AchievedPct, s.LatePct)
+				}
+				if s.LogMBPerSec == nil || *s.LogMBPerSec != 2 || *s.LogSyncsPerSec != 100 {
+					t.Fatalf("log %v/%v", s.LogMBPerSec, s.LogSyncsPerSec)
+				}
+				if s.DataIOPS != nil || s.Costs.DataReadsPerOp != nil || s.ClientCPUPct != nil {
+					t.Fatalf("unmeasured figures must be null: iops %v costs %+v cpu %v", s.DataIOPS, s.Costs, s.ClientCPUPct)
+				}
+				if s.Costs.LogSyncsPerOp == nil || math.Abs(*s.Costs.LogSyncsPerOp-200.0/199) > 1e-9 {
+					t.Fatalf("log syncs per op %v", s.Costs.LogSyncsPerOp)
+				}
+			}},
+		{"late", runner.StepResult{Rate: 100, Scheduled: 200, Completed: 196, Late: 4, Elapsed: 2 * time.Second, Snap: snapWith(196, time.Millisecond, 0)},
+			[]string{"late 2.0% > 1%"}, nil},
+		{"behind", runner.StepResult{Rate: 100, Scheduled: 200, Completed: 180, Elapsed: 2 * time.Second, Snap: snapWith(180, time.Millisecond, 0)},
+			[]string{"achieved 90.0% < 95%"}, nil},
+		{"nothing measured", runner.StepResult{Rate: 100, Partial: true},
+			nil, func(t *testing.T, s Step) {
+				if s.AchievedPerSec != nil || s.LatePct != nil || s.LatencyMs != nil || s.LogMBPerSec != nil || s.Costs.LogBytesPerOp != nil {
+					t.Fatalf("an empty step must report nulls, not zeros: %+v", s)
+				}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := stepOf(3, tc.st, 2)
+			if s.Index != 3 || s.Rate != tc.st.Rate {
+				t.Fatalf("index %d rate %g", s.Index, s.Rate)
+			}
+			if s.Saturated != (len(tc.saturated) > 0) || strings.Join(s.SaturatedBy, "|") != strings.Join(tc.saturated, "|") {
+				t.Fatalf("saturated %v by %q, want %q", s.Saturated, s.SaturatedBy, tc.saturated)
+			}
+			if tc.check != nil {
+				tc.check(t, s)
+			}
+		})
+	}
+}
+
+func openRun(started time.Time, completed []int, late int64) *runner.Result {
+	r := &runner.Result{Started: started, Total: metrics.NewSnapshot([]string{"insert"}), ClientCPUSeconds: 0.5}
+	for i, n := range completed {
+		st := runner.StepResult{Rate: float64(100 * (i + 1)), Scheduled: int64(100 * (i + 1)), Completed: int64(n), Late: late,
+			Elapsed: time.Second, Snap: snapWith(n, time.Duration(i+1)*time.Millisecond, 0), ClientCPUSeconds: 0.25,
+			SchedLag: &metrics.Latency{P99: float64(i + 1)}, MaxBacklog: int64(i)}
+		r.Steps = append(r.Steps, st)
+		r.Total.Merge(st.Snap)
+		r.Elapsed += st.Elapsed
+	}
+	return r
+}
+
+func TestBuildRepeatMergesSteps(t *testing.T) {
+	cfg := runner.Config{Threads: 1, Steps: []runner.Step{{Rate: 100, Duration: time.Second}, {Rate: 200, Duration: time.Second}}}
+	p := Params{Workload: "single-inserts", Load: cfg, Cores: 2}
+	now := time.Now()
+	runs := []*runner.Result{openRun(now, []int{100, 190}, 0), openRun(now.Add(time.Minute), []int{98, 170}, 10)}
+	res, err := BuildRepeat(p, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Load.Repeat != 2 || len(res.Runs) != 2 || len(res.Steps) != 2 {
+		t.Fatalf("repeat %d runs %d steps %d", res.Load.Repeat, len(res.Runs), len(res.Steps))
+	}
+	s := res.Steps[1]
+	if s.Completed != 360 || s.Late != 10 || s.Scheduled != 400 || s.DurationS != 2 || *s.AchievedPerSec != 180 {
+		t.Fatalf("merged step 2: %+v", s)
+	}
+	if s.SchedLagMs == nil || s.SchedLagMs.P99 != 2 {
+		t.Fatalf("merged lag should be the worst run's: %+v", s.SchedLagMs)
+	}
+	st := s.RepeatStats["achieved_per_sec"]
+	if st == nil || st.N != 2 || st.Mean != 180 || math.Abs(*st.StdDev-math.Sqrt(200)) > 1e-9 {
+		t.Fatalf("step 2 achieved stats %+v", st)
+	}
+	if res.Summary.Requests != 558 || res.Summary.Late != 20 || *res.Summary.Scheduled != 600 {
+		t.Fatalf("summary %+v", res.Summary)
+	}
+	if rs := res.RepeatStats["requests_per_sec"]; rs == nil || rs.Mean != (145+134)/2.0 {
+		t.Fatalf("requests_per_sec stats %+v", rs)
+	}
+	if res.Client.CPUSeconds == nil || *res.Client.CPUSeconds != 1 {
+		t.Fatalf("client cpu %v", res.Client.CPUSeconds)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"repeat_stats":{`, `"runs":[{"run":1`, `"model":"open"`, `"rate":null`, `"rates":[100,200]`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Fatalf("JSON lacks %s", key)
+		}
+	}
+
+	var buf bytes.Buffer
+	PrintSummary(&buf, res)
+	for _, want := range []string{"open-loop steps", "repeats: 2 runs", "achieved @ 200/s", "SATURATED (late 2.5% > 1%, achieved 90.0% < 95%)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Fatalf("console lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestClosedLoopDocumentUnchanged(t *testing.T) {
+	r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: time.Second, ClientCPUSeconds: -1,
+		Intervals: []runner.Interval{{End: time.Second, Snap: snapWith(10, time.Millisecond, 0), ClientCPU: -1}}}
+	res, err := Build(Params{Workload: "w", Load: runner.Config{Threads: 2, Duration: time.Second}}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	for _, key := range []string{`"model":"closed"`, `"rate":null`, `"rates":null`, `"arrival":null`, `"late_after_s":null`, `"steps":[]`, `"runs":[]`, `"repeat_stats":null`, `"scheduled":null`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Fatalf("closed-loop JSON lacks %s:\n%s", key, b)
+		}
+	}
+	if bytes.Contains(b, []byte(`"step":`)) || bytes.Contains(b, []byte(`"knee"`)) {
+		t.Fatalf("closed-loop intervals carry no step, and there is no knee:\n%s", b)
+	}
+	var buf bytes.Buffer
+	PrintSummary(&buf, res)
+	if strings.Contains(buf.String(), "open loop") || strings.Contains(buf.String(), "repeats") {
+		t.Fatalf("closed-loop summary shows open-loop parts:\n%s", buf.String())
+	}
+}
+
+func TestLiveShowsStepRate(t *testing.T) {
+	var buf bytes.Buffer
+	l := &Live{W: &buf, Every: 10 * time.Second, Cores: 2, Rates: []float64{50, 100}}
+	for i := 0; i < 4; i++ {
+		l.Interval(runner.Interval{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Step: i / 2,
+			Snap: snapWith(50*(i/2+1), time.Millisecond, 0), ClientCPU: -1})
+	}
+	l.Done()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// Header, then one line per step: a step's end is kept even before --report-every.
+	if len(lines) != 3 || !strings.Contains(lines[0], "target/s") || !strings.Contains(lines[1], " 50 ") || !strings.Contains(lines[2], " 100 ") {
+		t.Fatalf("live lines:\n%s", buf.String())
+	}
+}
