@@ -221,3 +221,26 @@ var ErrBadDSN = errors.New("malformed DSN")
 type Settler interface {
 	Settle(ctx context.Context) error
 }
+
+// Diagnosis counters (cumulative, like the others; absent when not measured).
+// Wait time is split into the categories of the source articles: log IO
+// (WRITELOG-like), data-file read IO (PAGEIOLATCH-like), lock, CPU (running,
+// no wait), client/network (idle in a session that has work to do) and other.
+// On PostgreSQL they are estimated by sampling ceiling's own sessions in
+// pg_stat_activity (sessions in a category × sampling period); on SQLite they
+// are the time spent in the VFS.
+const (
+	CtrWaitLogMs       = "wait_log_io_ms"
+	CtrWaitDataReadMs  = "wait_data_read_ms"
+	CtrWaitDataWriteMs = "wait_data_write_ms"
+	CtrWaitLockMs      = "wait_lock_ms"
+	CtrWaitCPUMs       = "wait_cpu_ms"
+	CtrWaitClientMs    = "wait_client_ms"
+	CtrWaitOtherMs     = "wait_other_ms"
+	CtrWaitSamples     = "wait_samples" // sampling rounds taken (sampled engines)
+
+	CtrServerCPUSec = "server_cpu_s"     // CPU seconds of the database server's processes (local server only)
+	CtrHostCPUBusy  = "host_cpu_busy_s"  // busy CPU seconds of the whole host (local target only), all cores
+	CtrHostCPUTotal = "host_cpu_total_s" // elapsed CPU seconds of the host, all cores (busy + idle)
+	CtrHostCores    = "host_cores"       // a level, not a counter: cores of the host
+)
