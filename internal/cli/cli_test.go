@@ -209,6 +209,19 @@ func TestInsertsDeletesMixAndVolume(t *testing.T) {
 	if r.Load.Threads != 4 || len(r.Intervals) < 2 {
 		t.Fatalf("threads %d, intervals %d", r.Load.Threads, len(r.Intervals))
 	}
+	perFile := 0
+	for _, iv := range r.Intervals {
+		files, _ := iv["files"].([]any)
+		for _, f := range files {
+			m := f.(map[string]any)
+			if m["role"] == "log" && m["writes"].(float64) > 0 && m["kb_per_write"] != nil {
+				perFile++
+			}
+		}
+	}
+	if perFile == 0 {
+		t.Fatalf("no interval carries per-file IO stats for the log")
+	}
 	if r.Steps == nil || len(r.Steps) != 0 {
 		t.Fatalf("steps should be an empty list for a closed-loop run, got %v", r.Steps)
 	}

@@ -185,6 +185,9 @@ type IntervalPoint struct {
 	LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
 	DataIOPS       *float64         `json:"data_iops"`
 	ClientCPUPct   *float64         `json:"client_cpu_pct_of_cores"`
+	// Files is per-file IO in the interval (where the target measures it),
+	// with the same derived figures as the run's files[].
+	Files []File `json:"files,omitempty"`
 }
 
 func f64(v float64) *float64 { return &v }
@@ -373,6 +376,13 @@ func intervalOf(iv runner.Interval, cores int) IntervalPoint {
 		p.LatencyMs = iv.Latency
 	}
 	p.LogMBPerSec, p.LogSyncsPerSec, p.DataIOPS = ioRates(iv.Evidence)
+	if e := iv.Evidence; e != nil {
+		for _, f := range e.Files {
+			if f.Reads != 0 || f.Writes != 0 || f.Syncs != 0 {
+				p.Files = append(p.Files, fileOf(f, e.Seconds, t.Requests))
+			}
+		}
+	}
 	if iv.ClientCPU >= 0 && secs > 0 && cores > 0 {
 		p.ClientCPUPct = f64(100 * iv.ClientCPU / secs / float64(cores))
 	}
