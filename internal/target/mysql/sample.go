@@ -37,7 +37,9 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 		status, err := t.readStatus(ctx)
 		if err == nil {
 			end := time.Now()
-			return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: counters(status)}, nil
+			out := counters(status)
+			t.addDiagnosis(out) // CPU from /proc: see diag.go
+			return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: out}, nil
 		}
 		lost := Classify(err) == metrics.ErrConnLost
 		if lost {

@@ -179,6 +179,7 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("mysql: read status: %w", err)
 	}
+	noteWaitEvidence(info.Settings) // see diag.go
 	if strings.Contains(strings.ToLower(info.Version), "mariadb") {
 		info.Settings["flavor"] = "mariadb"
 	} else {

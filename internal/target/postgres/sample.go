@@ -83,10 +83,9 @@ func (t *pgTarget) sample(ctx context.Context) (target.Sample, error) {
 		return target.Sample{}, err
 	}
 	end := time.Now()
-	return target.Sample{
-		At:       start.Add(end.Sub(start) / 2),
-		Counters: counters(raw, io, tm, t.probe.blockSize),
-	}, nil
+	out := counters(raw, io, tm, t.probe.blockSize)
+	t.addDiagnosis(out) // wait categories and CPU: see waits.go
+	return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: out}, nil
 }
 
 // blockSize is the server's block size in bytes.

@@ -231,6 +231,7 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 	busy, lockNs := vfs.Locks(t.path)
 	s.Counters[target.CtrBusyWaits] = float64(busy)
 	s.Counters["sqlite.lock_ms"] = float64(lockNs) / 1e6
+	addDiagnosis(s.Counters, s.Files, lockNs) // waits and host CPU: see diag.go
 	return s, nil
 }
 

@@ -1,0 +1,162 @@
+// Package osstat reads host and process CPU figures from /proc (Linux).
+// On other systems, or where /proc cannot be read, every reader reports
+// ok=false and callers leave the figures out rather than report zeros.
+//
+// Clock ticks are converted to seconds assuming USER_HZ = 100, which is what
+// the Linux kernel exports to user space on every architecture Go supports
+// (sysconf(_SC_CLK_TCK) is a compile-time constant of 100 there); reading it
+// from the auxiliary vector would need cgo or parsing /proc/self/auxv, which
+// is not worth it.
+package osstat
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// UserHZ is the clock-tick rate of /proc's CPU figures (assumed, see the
+// package comment).
+const UserHZ = 100
+
+// Root is the proc file system read by the package-level functions.
+var Root = "/proc"
+
+// HostCPU is the host-wide CPU time since boot, over all cores.
+type HostCPU struct {
+	BusySec  float64 // user+nice+system+irq+softirq+steal
+	TotalSec float64 // busy + idle + iowait
+	Cores    int     // cpuN lines in /proc/stat (online CPUs)
+}
+
+// ReadHostCPU reads /proc/stat.
+func ReadHostCPU() (HostCPU, bool) {
+	if runtime.GOOS != "linux" {
+		return HostCPU{}, false
+	}
+	b, err := os.ReadFile(filepath.Join(Root, "stat"))
+	if err != nil {
+		return HostCPU{}, false
+	}
+	h, err := ParseStat(string(b))
+	return h, err == nil
+}
+
+// ParseStat parses the text of /proc/stat: the aggregate "cpu" line gives
+// the times, the "cpuN" lines the number of cores. The guest and guest_nice
+// columns are left out: the kernel already counts them in user and nice.
+func ParseStat(text string) (HostCPU, error) {
+	var h HostCPU
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
+			continue
+		}
+		if f[0] != "cpu" {
+			if _, err := strconv.Atoi(f[0][3:]); err == nil {
+				h.Cores++
+			}
+			continue
+		}
+		if len(f) < 5 {
+			return HostCPU{}, errors.New("osstat: short cpu line in /proc/stat")
+		}
+		var v [8]uint64 // user nice system idle iowait irq softirq steal
+		for i := 1; i < len(f) && i <= len(v); i++ {
+			n, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				return HostCPU{}, errors.New("osstat: bad cpu line in /proc/stat: " + line)
+			}
+			v[i-1] = n
+		}
+		idle := v[3] + v[4]
+		busy := v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+		h.BusySec, h.TotalSec = float64(busy)/UserHZ, float64(busy+idle)/UserHZ
+		found = true
+	}
+	if !found {
+		return HostCPU{}, errors.New("osstat: no cpu line in /proc/stat")
+	}
+	if h.Cores == 0 {
+		h.Cores = 1
+	}
+	return h, nil
+}
+
+// ProcsCPU returns the CPU seconds (user + system) of every process whose
+// command name (comm, at most 15 characters, as in /proc/PID/comm) is one of
+// names, and how many such processes there are. The time of children those
+// processes have waited for (cutime + cstime) is included, so that the
+// figure does not drop when a server process exits: PostgreSQL's postmaster
+// reaps its backends, and a backend's CPU then moves into its cutime. ok is
+// false when /proc cannot be read; with no matching process it is true with
+// n = 0.
+func ProcsCPU(names ...string) (sec float64, n int, ok bool) {
+	if runtime.GOOS != "linux" {
+		return 0, 0, false
+	}
+	ents, err := os.ReadDir(Root)
+	if err != nil {
+		return 0, 0, false
+	}
+	want := map[string]bool{}
+	for _, nm := range names {
+		want[nm] = true
+	}
+	var ticks uint64
+	for _, e := range ents {
+		name := e.Name()
+		if name == "" || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(Root, name, "stat"))
+		if err != nil {
+			continue // exited meanwhile, or not ours to read
+		}
+		st, err := ParsePidStat(string(b))
+		if err != nil || !want[st.Comm] {
+			continue
+		}
+		ticks += st.UTime + st.STime + st.CUTime + st.CSTime
+		n++
+	}
+	return float64(ticks) / UserHZ, n, true
+}
+
+// PidStat holds the fields of /proc/PID/stat that this package uses, in
+// clock ticks.
+type PidStat struct {
+	Comm                         string
+	UTime, STime, CUTime, CSTime uint64
+}
+
+// ParsePidStat parses the text of /proc/PID/stat. The command name may
+// contain spaces and parentheses, so it is taken up to the last ')'.
+func ParsePidStat(text string) (PidStat, error) {
+	open := strings.IndexByte(text, '(')
+	closing := strings.LastIndexByte(text, ')')
+	if open < 0 || closing < open {
+		return PidStat{}, errors.New("osstat: malformed /proc/PID/stat")
+	}
+	st := PidStat{Comm: text[open+1 : closing]}
+	f := strings.Fields(text[closing+1:])
+	// f[0] is field 3 (state); utime..cstime are fields 14..17.
+	if len(f) < 15 {
+		return PidStat{}, errors.New("osstat: short /proc/PID/stat")
+	}
+	dst := []*uint64{&st.UTime, &st.STime, &st.CUTime, &st.CSTime}
+	for i, p := range dst {
+		v, err := strconv.ParseInt(f[11+i], 10, 64)
+		if err != nil {
+			return PidStat{}, errors.New("osstat: bad number in /proc/PID/stat")
+		}
+		if v > 0 { // cutime/cstime are signed in the kernel
+			*p = uint64(v)
+		}
+	}
+	return st, nil
+}

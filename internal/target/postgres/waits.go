@@ -1,0 +1,260 @@
+package postgres
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/osstat"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// WaitSampleInterval is the nominal period of the wait-event sampler. Each
+// sampling round is credited with the time actually elapsed since the
+// previous round, so a late round does not lose time.
+var WaitSampleInterval = 10 * time.Millisecond
+
+// waitQuery lists the state of ceiling's worker sessions. It is run on the
+// wait sampler's own session (application_name "ceiling", so not counted).
+const waitQuery = `SELECT wait_event_type, wait_event, state FROM pg_catalog.pg_stat_activity
+	WHERE application_name = $1 AND datname = current_database()`
+
+// Wait categories, in the order of waitCtrs.
+const (
+	catLog = iota
+	catDataRead
+	catDataWrite
+	catLock
+	catCPU
+	catClient
+	catOther
+	nCat
+)
+
+var waitCtrs = [nCat]string{
+	target.CtrWaitLogMs, target.CtrWaitDataReadMs, target.CtrWaitDataWriteMs,
+	target.CtrWaitLockMs, target.CtrWaitCPUMs, target.CtrWaitClientMs, target.CtrWaitOtherMs,
+}
+
+// waitCategory maps one pg_stat_activity row to a wait category. Empty
+// strings stand for NULL.
+//
+//   - state idle / idle in transaction (aborted), or wait type Client → client
+//   - no wait event while active → CPU
+//   - IO WAL* (WALWrite, WALSync, WALInitWrite, WALInitSync, …) and LWLock
+//     WALWrite / WALInsert / WALBufMapping → log IO
+//   - IO DataFileRead / DataFilePrefetch / SLRURead → data read
+//   - IO DataFileExtend / Write / Flush / Sync / ImmediateSync / Truncate,
+//     SLRUWrite / SLRUSync / SLRUFlushSync → data write (extending writes
+//     new blocks)
+//   - Lock (any), BufferPin, and LWLock other than the WAL ones → lock
+//   - anything else (IPC, Timeout, Activity, Extension, other IO) → other
+func waitCategory(waitType, waitEvent, state string) int {
+	if strings.HasPrefix(state, "idle") || waitType == "Client" {
+		return catClient
+	}
+	if waitEvent == "" && waitType == "" {
+		if state == "active" || state == "fastpath function call" {
+			return catCPU
+		}
+		return catOther // e.g. "disabled" (track_activities off)
+	}
+	switch waitType {
+	case "IO":
+		switch {
+		case strings.HasPrefix(waitEvent, "WAL"):
+			return catLog
+		case waitEvent == "DataFileRead", waitEvent == "DataFilePrefetch", waitEvent == "SLRURead":
+			return catDataRead
+		case strings.HasPrefix(waitEvent, "DataFile"), strings.HasPrefix(waitEvent, "SLRU"):
+			return catDataWrite
+		}
+		return catOther
+	case "LWLock":
+		switch strings.TrimSuffix(waitEvent, "Lock") { // "WALWriteLock" before 13
+		case "WALWrite", "WALInsert", "WALBufMapping":
+			return catLog
+		}
+		return catLock
+	case "Lock", "BufferPin":
+		return catLock
+	}
+	return catOther
+}
+
+// waitSampler accumulates sampled wait time per category for one target.
+type waitSampler struct {
+	mu      sync.Mutex
+	ms      [nCat]float64 // cumulative milliseconds per category
+	samples float64       // rounds credited
+}
+
+// waitSamplers maps a target to its running sampler (started lazily by the
+// first Sample; the goroutine stops itself once the target is closed).
+var (
+	waitSamplersMu sync.Mutex
+	waitSamplers   = map[*pgTarget]*waitSampler{}
+)
+
+// waits returns the target's wait sampler, starting it on first use. It
+// returns nil when ceiling cannot tell its worker sessions apart (the DSN
+// sets its own application_name).
+func (t *pgTarget) waits() *waitSampler {
+	if t.wcfg == nil || t.wcfg.RuntimeParams["application_name"] != WorkerAppName {
+		return nil
+	}
+	waitSamplersMu.Lock()
+	defer waitSamplersMu.Unlock()
+	w := waitSamplers[t]
+	if w == nil {
+		w = &waitSampler{}
+		waitSamplers[t] = w
+		go w.run(t)
+	}
+	return w
+}
+
+func (t *pgTarget) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// run samples pg_stat_activity every WaitSampleInterval on its own session
+// until the target is closed. A lost session is re-established with
+// backoff; time while disconnected is not credited.
+func (w *waitSampler) run(t *pgTarget) {
+	defer func() {
+		waitSamplersMu.Lock()
+		delete(waitSamplers, t)
+		waitSamplersMu.Unlock()
+	}()
+	ctx := context.Background()
+	var c *pgx.Conn
+	defer func() {
+		if c != nil {
+			cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+			_ = c.Close(cctx)
+			cancel()
+		}
+	}()
+	// sleep waits d, returning false once the target is closed.
+	sleep := func(d time.Duration) bool {
+		for end := time.Now().Add(d); ; {
+			if t.isClosed() {
+				return false
+			}
+			left := time.Until(end)
+			if left <= 0 {
+				return true
+			}
+			time.Sleep(min(left, 20*time.Millisecond))
+		}
+	}
+	backoff := 50 * time.Millisecond
+	var last time.Time // start of the previous successful round
+	var et, ev, st *string
+	for !t.isClosed() {
+		if c == nil || c.IsClosed() {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			nc, err := pgx.ConnectConfig(cctx, t.cfg)
+			cancel()
+			if err != nil {
+				if !sleep(backoff) {
+					return
+				}
+				backoff = min(2*backoff, 5*time.Second)
+				continue
+			}
+			c, last = nc, time.Time{}
+		}
+		start := time.Now()
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		rows, err := c.Query(qctx, waitQuery, WorkerAppName)
+		var cats [nCat]int
+		if err == nil {
+			_, err = pgx.ForEachRow(rows, []any{&et, &ev, &st}, func() error {
+				cats[waitCategory(deref(et), deref(ev), deref(st))]++
+				return nil
+			})
+		}
+		cancel()
+		if err != nil {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			_ = c.Close(cctx)
+			cancel()
+			c, last = nil, time.Time{}
+			if !sleep(backoff) {
+				return
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		if !last.IsZero() {
+			period := float64(start.Sub(last)) / 1e6
+			w.mu.Lock()
+			for i, n := range cats {
+				w.ms[i] += float64(n) * period
+			}
+			w.samples++
+			w.mu.Unlock()
+		}
+		last = start
+		if !sleep(WaitSampleInterval - time.Since(start)) {
+			return
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// add puts the cumulative wait counters into out.
+func (w *waitSampler) add(out map[string]float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, name := range waitCtrs {
+		out[name] = w.ms[i]
+	}
+	out[target.CtrWaitSamples] = w.samples
+}
+
+// addDiagnosis adds the wait categories (sampled from pg_stat_activity) and,
+// when the server runs on this host, the CPU counters from /proc.
+func (t *pgTarget) addDiagnosis(out map[string]float64) {
+	if w := t.waits(); w != nil {
+		w.add(out)
+	}
+	if !isLocalHost(t.cfg.Host) {
+		return
+	}
+	if h, ok := osstat.ReadHostCPU(); ok {
+		out[target.CtrHostCPUBusy] = h.BusySec
+		out[target.CtrHostCPUTotal] = h.TotalSec
+		out[target.CtrHostCores] = float64(h.Cores)
+	}
+	// Every process named postgres on this host: a second local
+	// instance would be counted too.
+	if sec, n, ok := osstat.ProcsCPU("postgres"); ok && n > 0 {
+		out[target.CtrServerCPUSec] = sec
+	}
+}
+
+// isLocalHost says whether a libpq host names this machine: a Unix socket
+// directory, localhost or a loopback address.
+func isLocalHost(host string) bool {
+	if strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

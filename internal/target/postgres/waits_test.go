@@ -1,0 +1,136 @@
+package postgres
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+func TestWaitCategory(t *testing.T) {
+	for _, c := range []struct {
+		typ, ev, state string
+		want           int
+	}{
+		{"", "", "active", catCPU},
+		{"Client", "ClientRead", "idle", catClient},
+		{"", "", "idle in transaction", catClient},
+		{"Client", "ClientWrite", "active", catClient},
+		{"IO", "WALSync", "active", catLog},
+		{"IO", "WALWrite", "active", catLog},
+		{"IO", "WALInitSync", "active", catLog},
+		{"LWLock", "WALWrite", "active", catLog},
+		{"LWLock", "WALWriteLock", "active", catLog},
+		{"LWLock", "WALInsert", "active", catLog},
+		{"LWLock", "WALBufMapping", "active", catLog},
+		{"IO", "DataFileRead", "active", catDataRead},
+		{"IO", "DataFileExtend", "active", catDataWrite},
+		{"IO", "DataFileSync", "active", catDataWrite},
+		{"IO", "DataFileWrite", "active", catDataWrite},
+		{"Lock", "transactionid", "active", catLock},
+		{"LWLock", "BufferContent", "active", catLock},
+		{"BufferPin", "BufferPin", "active", catLock},
+		{"IPC", "SyncRep", "active", catOther},
+		{"Timeout", "PgSleep", "active", catOther},
+		{"IO", "BufFileRead", "active", catOther},
+		{"", "", "disabled", catOther},
+	} {
+		if got := waitCategory(c.typ, c.ev, c.state); got != c.want {
+			t.Errorf("%s/%s/%s: got %s, want %s", c.typ, c.ev, c.state, waitCtrs[got], waitCtrs[c.want])
+		}
+	}
+}
+
+func TestIsLocalHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "::1": true, "localhost": true, "/var/run/postgresql": true,
+		"127.0.0.2": true, "db.example.com": false, "10.0.0.5": false, "": false,
+	} {
+		if got := isLocalHost(host); got != want {
+			t.Errorf("%q: got %v", host, got)
+		}
+	}
+}
+
+// TestWaitsAndCPU runs single-row autocommit inserts on one worker for
+// about 1.5 s and checks the sampled wait categories and CPU counters.
+func TestWaitsAndCPU(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityFull)
+	ctx := testCtx(t)
+	if err := tg.Schema().CreateTable(ctx, "waits", "id bigint PRIMARY KEY, v text"); err != nil {
+		t.Fatal(err)
+	}
+	// The table goes with the test database (TestMain) if the test fails.
+	c := connect(t, tg)
+	s := tg.(target.Sampler)
+	if _, err := s.Sample(ctx); err != nil { // starts the wait sampler
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let it connect
+	before, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	n := 0
+	for time.Since(start) < 1500*time.Millisecond {
+		if _, err := c.Exec(ctx, "INSERT INTO ceiling.waits VALUES ($1, $2)", n, "x"); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	after, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsedMs := float64(after.At.Sub(before.At)) / 1e6
+	d := delta(before, after)
+	sum := 0.0
+	msg := fmt.Sprintf("%d inserts in %.0f ms:", n, elapsedMs)
+	for _, name := range waitCtrs {
+		if _, ok := after.Counters[name]; !ok {
+			t.Fatalf("%s absent", name)
+		}
+		sum += d[name]
+		msg += fmt.Sprintf(" %s=%.0f", name, d[name])
+	}
+	t.Log(msg, "samples", d[target.CtrWaitSamples], "server_cpu_s", d[target.CtrServerCPUSec],
+		"host_busy_s", d[target.CtrHostCPUBusy], "host_total_s", d[target.CtrHostCPUTotal])
+	if d[target.CtrWaitSamples] <= 20 {
+		t.Errorf("wait samples %v, want > 20", d[target.CtrWaitSamples])
+	}
+	if sum < 0.5*elapsedMs || sum > 1.5*elapsedMs {
+		t.Errorf("categories sum to %.0f ms over %.0f ms with one session", sum, elapsedMs)
+	}
+	if d[target.CtrWaitLogMs]+d[target.CtrWaitCPUMs]+d[target.CtrWaitClientMs] <= 0 {
+		t.Error("no log IO, CPU or client time")
+	}
+	for _, k := range []string{target.CtrServerCPUSec, target.CtrHostCPUBusy, target.CtrHostCPUTotal, target.CtrHostCores} {
+		if _, ok := after.Counters[k]; !ok {
+			t.Errorf("%s absent for a local server", k)
+		}
+	}
+	if d[target.CtrServerCPUSec] <= 0 || d[target.CtrHostCPUBusy] <= 0 {
+		t.Errorf("server CPU delta %v, host busy delta %v: want > 0", d[target.CtrServerCPUSec], d[target.CtrHostCPUBusy])
+	}
+	if err := tg.Schema().DropTable(ctx, "waits"); err != nil {
+		t.Error(err)
+	}
+	// Closing the target stops the wait sampler.
+	if err := tg.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		waitSamplersMu.Lock()
+		_, running := waitSamplers[tg.(*pgTarget)]
+		waitSamplersMu.Unlock()
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("wait sampler still running 2 s after Close")
+		}
+	}
+}
