@@ -223,6 +223,7 @@ func PrintSummary(w io.Writer, r *Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	PrintVerdict(w, r.Verdict)
 }
 
 // OpenLoopPlan describes an open-loop load model in one line, e.g.

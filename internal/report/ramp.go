@@ -85,6 +85,9 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 			break
 		}
 	}
+	if len(rows) > 1 {
+		printStepVerdicts(w, rows)
+	}
 }
 
 // schedLagWarnMs is the scheduling lag above which the load generator

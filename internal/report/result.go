@@ -14,6 +14,7 @@ import (
 
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -48,7 +49,7 @@ type Result struct {
 	// (null without --repeat): {metric: {mean, stddev, ci95_low, ci95_high, n}}.
 	RepeatStats map[string]*Stat  `json:"repeat_stats"`
 	Knee        *Knee             `json:"knee,omitempty"` // ceiling knee only
-	Verdict     any               `json:"verdict"`
+	Verdict     *diagnose.Verdict `json:"verdict"`        // null when nothing was measured
 	Histograms  map[string]string `json:"histograms"`
 	Notes       []string          `json:"notes,omitempty"`
 }
@@ -308,6 +309,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		}
 		res.Intervals = append(res.Intervals, pt)
 	}
+	setVerdicts(res, r)
 	return res, nil
 }
 

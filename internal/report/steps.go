@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 )
@@ -51,6 +52,8 @@ type Step struct {
 	Saturated   bool             `json:"saturated"`
 	SaturatedBy []string         `json:"saturated_by,omitempty"`
 	RepeatStats map[string]*Stat `json:"repeat_stats,omitempty"` // --repeat: spread of this step over the runs
+	// Verdict is the diagnosis of this step; null when it completed nothing.
+	Verdict *diagnose.Verdict `json:"verdict"`
 }
 
 // stepOf builds step i from what the runner measured.

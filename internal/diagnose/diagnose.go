@@ -1,0 +1,614 @@
+// Package diagnose names the bottleneck of a run (DESIGN.md section 6): it
+// applies one small rule per resource to the figures a run measured and
+// returns a Verdict — the binding resource, the evidence (numbers from the
+// run) and what to try, each with a predicted gain.
+//
+// The package does not know the result document: the report package turns a
+// result (or one open-loop step of it) into Figures. A figure that was not
+// measured is nil, never 0, and a rule whose figures are missing is not
+// applicable (it does not match, and says why).
+//
+// Scoring: every rule that matches gets a score in (0, 1], roughly the share
+// of the time (or of the capacity) that its resource explains:
+//
+//	commit-flush   log-sync time per request ÷ mean request time (or the log-IO wait share)
+//	log-rate       the log-IO wait share when measured, else 0.75
+//	storage-queue  the share of each data-file IO spent queueing, 1 − device ÷ file latency,
+//	               weighted by the data-IO wait share when measured
+//	memory         the data-read wait share when measured, else the cache miss ratio
+//	cpu            the busy fraction of the cores (server or host, whichever is higher)
+//	contention     the lock wait share, or busy waits per request (capped at 0.8)
+//	client         the client's CPU fraction of its cores; 0.9 for scheduling lag
+//
+// The verdict is the matching rule with the highest score; the others that
+// matched are kept in the evidence as runners-up, and every rule's outcome
+// is listed in Verdict.Rules. No match gives "none".
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Bottleneck names (DESIGN.md section 7).
+const (
+	CommitFlush  = "commit-flush"
+	LogRate      = "log-rate"
+	StorageQueue = "storage-queue"
+	Memory       = "memory"
+	CPU          = "cpu"
+	Contention   = "contention"
+	Client       = "client"
+	None         = "none"
+)
+
+// Thresholds of the rules.
+const (
+	MinSyncsPerCommit   = 0.7  // commit-flush: log syncs per commit at least this
+	MinCommitShare      = 0.4  // commit-flush: sync time at least this share of a request's time
+	MinLatePct          = 1.0  // log-rate: requests queue (late % above this)
+	MaxLogRateChange    = 0.10 // log-rate: log MB/s within 10% of the previous step's
+	MinLogWaitShare     = 0.5  // log-rate (no steps): log-IO wait share at least this
+	MinQueueFactor      = 10.0 // storage-queue: file latency at least this × device latency
+	MaxCacheHitRatio    = 0.9  // memory: cache hit ratio below this
+	MinDataReadsPerReq  = 1.0  // memory: data reads per request above this
+	MinCPUBusy          = 0.85 // cpu: busy fraction of the cores
+	MinCPUWaitShare     = 0.6  // cpu: wait_cpu share, together with …
+	MinHostBusyWithWait = 0.8  // … a host busy fraction of at least this
+	MinLockShare        = 0.3  // contention: lock wait share
+	MinBusyWaitsPerReq  = 0.2  // contention (SQLite): busy waits per request
+	MinClientCPU        = 85.0 // client: % of the client's cores
+	MaxSchedLagP99Ms    = 10.0 // client (open loop): ceiling's own scheduling lag p99
+	BatchRows           = 10   // rows per commit the batching suggestion assumes
+	maxGain             = 50.0 // predicted gains are capped here
+)
+
+// Wait categories (keys of Figures.WaitMs), as in the target package's
+// wait_* counters.
+const (
+	WaitLog       = "log_io"
+	WaitDataRead  = "data_read"
+	WaitDataWrite = "data_write"
+	WaitLock      = "lock"
+	WaitCPU       = "cpu"
+	WaitClient    = "client"
+	WaitOther     = "other"
+)
+
+// Figures are the numbers the rules need, from a whole run or one step.
+// Optional figures are nil when they were not measured.
+type Figures struct {
+	Scope          string   // what the figures cover, e.g. "run" or "step 3 (200/s)"
+	Threads        int      // worker connections
+	Requests       int64    // successful requests
+	ElapsedS       float64  // measured seconds
+	RequestsPerSec *float64 // achieved
+	MeanLatencyMs  *float64
+	P99Ms          *float64
+	OpenLoop       bool
+	LatePct        *float64 // open loop: late requests, % of scheduled
+	SchedLagP99Ms  *float64 // open loop: ceiling's own scheduling lag
+
+	// CommitsPerReq is the server's commits per request; nil when the server
+	// gives no commit counter (one transaction per request is then assumed).
+	CommitsPerReq *float64
+	// SyncsPerReq are log syncs per request; when the server has no log-sync
+	// counter, all fsyncs (log+data) per request, and SyncsAll is true.
+	SyncsPerReq *float64
+	SyncsAll    bool
+	SyncMs      *float64 // mean latency of one log sync, ms
+	LogMBPerSec *float64
+	// PrevLogMBPerSec is the log MB/s of the previous (next lower rate) step.
+	PrevLogMBPerSec *float64
+
+	DataIOPS        *float64 // data files, reads+writes per second
+	DataLatencyMs   *float64 // data files, mean latency per IO
+	DeviceLatencyMs *float64 // the device's own latency (e.g. the lowest per-interval average)
+
+	ClientCPUPct    *float64 // load generator, % of its cores
+	ServerCPUCores  *float64 // database server CPU seconds per second
+	HostBusy        *float64 // host busy fraction of all cores, 0..1
+	Cores           *float64 // cores of the server's host
+	WaitMs          map[string]float64
+	CacheHitRatio   *float64
+	DataReadsPerReq *float64
+	BusyWaitsPerReq *float64
+
+	Errors        int64
+	ErrorsByClass map[string]int64
+}
+
+// Suggestion is one thing to try, with its predicted effect (nil: unknown).
+type Suggestion struct {
+	Action                  string   `json:"action"`
+	PredictedGain           *float64 `json:"predicted_gain"`             // × of requests/s
+	PredictedRequestsPerSec *float64 `json:"predicted_requests_per_sec"` // requests/s
+}
+
+// Rule is one rule's outcome, as recorded in the verdict.
+type Rule struct {
+	Name    string  `json:"name"`
+	Matched bool    `json:"matched"`
+	Score   float64 `json:"score"`
+	Why     string  `json:"why"`
+}
+
+// Candidate is what a rule returns: its outcome and, when it matched, the
+// evidence and suggestions of the verdict it would give.
+type Candidate struct {
+	Rule
+	Evidence    []string
+	Suggestions []Suggestion
+}
+
+// Verdict is the diagnosis of a run or a step (result key "verdict").
+type Verdict struct {
+	Bottleneck  string       `json:"bottleneck"`
+	Evidence    []string     `json:"evidence"`
+	Suggestions []Suggestion `json:"suggestions"`
+	Rules       []Rule       `json:"rules"`
+}
+
+// Rules lists the rules in the order they are tried (ties go to the first).
+var Rules = []func(Figures) Candidate{
+	CommitFlushRule, LogRateRule, StorageQueueRule, MemoryRule, CPURule, ContentionRule, ClientRule,
+}
+
+// Diagnose applies every rule to f and returns the verdict.
+func Diagnose(f Figures) *Verdict {
+	var cands []Candidate
+	v := &Verdict{Evidence: []string{}, Suggestions: []Suggestion{}, Rules: []Rule{}}
+	for _, r := range Rules {
+		c := r(f)
+		if !finite(c.Score) {
+			c.Score = 0
+		}
+		c.Score = round(c.Score, 3)
+		v.Rules = append(v.Rules, c.Rule)
+		if c.Matched {
+			cands = append(cands, c)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
+	if len(cands) == 0 {
+		v.Bottleneck = None
+		v.Evidence = append(v.Evidence, "no clear bottleneck: no rule matched")
+		v.Evidence = append(v.Evidence, topFigures(f)...)
+		v.Rules = append(v.Rules, Rule{Name: None, Matched: true, Why: "no other rule matched"})
+		return v
+	}
+	best := cands[0]
+	v.Bottleneck = best.Name
+	v.Evidence = append(v.Evidence, best.Evidence...)
+	v.Suggestions = append(v.Suggestions, best.Suggestions...)
+	for _, c := range cands[1:] {
+		v.Evidence = append(v.Evidence, fmt.Sprintf("runner-up: %s (score %.2f): %s", c.Name, c.Score, c.Why))
+	}
+	if f.CommitsPerReq == nil && best.Name == CommitFlush {
+		v.Evidence = append(v.Evidence, "assuming one transaction per request: the server gives no commit counter")
+	}
+	return v
+}
+
+// topFigures describes the headline figures, for a "none" verdict.
+func topFigures(f Figures) []string {
+	var out []string
+	if f.RequestsPerSec != nil {
+		s := fmt.Sprintf("%s req/s with %d threads", num(*f.RequestsPerSec), f.Threads)
+		if f.MeanLatencyMs != nil {
+			s += fmt.Sprintf(", mean latency %.3f ms", *f.MeanLatencyMs)
+		}
+		if f.P99Ms != nil {
+			s += fmt.Sprintf(", p99 %.3f ms", *f.P99Ms)
+		}
+		out = append(out, s)
+	}
+	if f.SyncsPerReq != nil {
+		s := fmt.Sprintf("%.3f %s per request", *f.SyncsPerReq, syncWord(f))
+		if f.SyncMs != nil {
+			s += fmt.Sprintf(", %.3f ms per sync", *f.SyncMs)
+		}
+		out = append(out, s)
+	}
+	if f.LogMBPerSec != nil {
+		out = append(out, fmt.Sprintf("log %.2f MB/s", *f.LogMBPerSec))
+	}
+	if b := busy(f); b != nil {
+		out = append(out, fmt.Sprintf("server CPU %.0f%% of the cores", 100**b))
+	}
+	if f.ClientCPUPct != nil {
+		out = append(out, fmt.Sprintf("load generator CPU %.0f%% of its cores", *f.ClientCPUPct))
+	}
+	if sh := shares(f.WaitMs); sh != nil {
+		out = append(out, "wait shares: "+describeShares(sh))
+	}
+	if f.Errors > 0 {
+		out = append(out, fmt.Sprintf("%d errors", f.Errors))
+	}
+	return out
+}
+
+// requestMs is the time one worker spends per request: the mean latency,
+// else threads ÷ requests/s.
+func requestMs(f Figures) (float64, bool) {
+	if f.MeanLatencyMs != nil && *f.MeanLatencyMs > 0 {
+		return *f.MeanLatencyMs, true
+	}
+	if f.RequestsPerSec != nil && *f.RequestsPerSec > 0 && f.Threads > 0 {
+		return 1000 * float64(f.Threads) / *f.RequestsPerSec, true
+	}
+	return 0, false
+}
+
+func syncWord(f Figures) string {
+	if f.SyncsAll {
+		return "fsyncs (log+data)"
+	}
+	return "log syncs"
+}
+
+// gainFromShare is Amdahl's law: removing a share s of the time.
+func gainFromShare(s float64) float64 {
+	if s >= 1-1/maxGain {
+		return maxGain
+	}
+	return 1 / (1 - s)
+}
+
+func suggest(action string, gain float64, f Figures) Suggestion {
+	g := round(gain, 2)
+	s := Suggestion{Action: action, PredictedGain: &g}
+	if f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
+		r := round(*f.RequestsPerSec*gain, 0)
+		s.PredictedRequestsPerSec = &r
+	}
+	return s
+}
+
+// CommitFlushRule: every commit waits for its own log flush, and the flushes
+// are a large share of each request's time.
+func CommitFlushRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: CommitFlush}}
+	if f.SyncsPerReq == nil {
+		c.Why = "not applicable: log syncs not measured"
+		return c
+	}
+	commits, assumed := 1.0, f.CommitsPerReq == nil
+	if !assumed {
+		commits = *f.CommitsPerReq
+	}
+	if commits <= 0 {
+		c.Why = "not applicable: no commits"
+		return c
+	}
+	perCommit := *f.SyncsPerReq / commits
+	reqMs, okReq := requestMs(f)
+	var share float64
+	var how string
+	switch {
+	case f.SyncMs != nil && okReq:
+		share = *f.SyncsPerReq * *f.SyncMs / reqMs
+		how = fmt.Sprintf("%.2f %s per commit, %.3f ms per sync, = %.0f%% of each request's time (%.3f ms)",
+			perCommit, syncWord(f), *f.SyncMs, 100*math.Min(share, 1), reqMs)
+	case shares(f.WaitMs) != nil:
+		share = shares(f.WaitMs)[WaitLog]
+		how = fmt.Sprintf("%.2f %s per commit; log-IO waits are %.0f%% of the sessions' time (sync latency not measured)",
+			perCommit, syncWord(f), 100*share)
+	default:
+		c.Why = fmt.Sprintf("not applicable: %.2f %s per commit but neither the sync latency nor the wait times were measured", perCommit, syncWord(f))
+		return c
+	}
+	share = math.Min(share, 1)
+	if perCommit < MinSyncsPerCommit {
+		c.Why = fmt.Sprintf("%.3f %s per commit < %.1f: commits share flushes", perCommit, syncWord(f), MinSyncsPerCommit)
+		return c
+	}
+	if share < MinCommitShare {
+		c.Why = fmt.Sprintf("log syncs are %.0f%% of each request's time < %.0f%%", 100*share, 100*MinCommitShare)
+		return c
+	}
+	c.Matched, c.Score, c.Why = true, share, how
+	c.Evidence = append(c.Evidence, how)
+	if f.RequestsPerSec != nil {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s req/s with %d threads: each worker waits for its own log flush on every commit", num(*f.RequestsPerSec), f.Threads))
+	}
+	gain := gainFromShare(share)
+	c.Suggestions = append(c.Suggestions, suggest("--durability relaxed", gain, f))
+	// Batching k rows per commit leaves 1/k of the sync time per row.
+	c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("batch %d rows per commit", BatchRows), 1/(1-share+share/BatchRows), f))
+	return c
+}
+
+// LogRateRule: the log write rate is flat at a level while requests queue
+// (a step compared with the next lower rate), or, without steps, the
+// sessions mostly wait on log IO although commits share their flushes.
+func LogRateRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: LogRate}}
+	if f.LogMBPerSec == nil {
+		c.Why = "not applicable: log MB/s not measured"
+		return c
+	}
+	sh := shares(f.WaitMs)
+	score := 0.75
+	if sh != nil {
+		score = math.Max(sh[WaitLog], 0.5)
+	}
+	if f.OpenLoop && f.PrevLogMBPerSec != nil && f.LatePct != nil {
+		if *f.LatePct <= MinLatePct {
+			c.Why = fmt.Sprintf("late %.1f%% ≤ %g%%: requests do not queue", *f.LatePct, MinLatePct)
+			return c
+		}
+		if *f.PrevLogMBPerSec <= 0 || *f.LogMBPerSec <= 0 {
+			c.Why = "no log writes"
+			return c
+		}
+		change := *f.LogMBPerSec / *f.PrevLogMBPerSec - 1
+		if math.Abs(change) > MaxLogRateChange {
+			c.Why = fmt.Sprintf("log %.2f MB/s vs %.2f MB/s at the previous step (%+.0f%%): not flat", *f.LogMBPerSec, *f.PrevLogMBPerSec, 100*change)
+			return c
+		}
+		c.Matched, c.Score = true, score
+		c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while %.1f%% of requests were late",
+			*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
+	} else {
+		if sh == nil {
+			c.Why = "not applicable: needs a previous step or wait times"
+			return c
+		}
+		if sh[WaitLog] < MinLogWaitShare {
+			c.Why = fmt.Sprintf("log-IO waits %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLog], 100*MinLogWaitShare)
+			return c
+		}
+		if f.SyncsPerReq != nil {
+			commits := 1.0
+			if f.CommitsPerReq != nil && *f.CommitsPerReq > 0 {
+				commits = *f.CommitsPerReq
+			}
+			if *f.SyncsPerReq/commits >= MinSyncsPerCommit {
+				c.Why = "log-IO waits dominate but every commit flushes: see commit-flush"
+				return c
+			}
+		}
+		c.Matched, c.Score = true, sh[WaitLog]
+		c.Why = fmt.Sprintf("log %.2f MB/s; log-IO waits are %.0f%% of the sessions' time although commits share their flushes",
+			*f.LogMBPerSec, 100*sh[WaitLog])
+	}
+	c.Evidence = append(c.Evidence, c.Why)
+	if f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%.0f log bytes per request at %s req/s", *f.LogMBPerSec*(1<<20) / *f.RequestsPerSec, num(*f.RequestsPerSec)))
+	}
+	c.Suggestions = append(c.Suggestions,
+		Suggestion{Action: "a tier or disk with a higher log write rate (throughput scales with it)"},
+		Suggestion{Action: "fewer log bytes per request (smaller rows, fewer indexes)"})
+	return c
+}
+
+// StorageQueueRule: data-file IOs take far longer than the device needs:
+// they queue (e.g. behind a per-file IOPS limit).
+func StorageQueueRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: StorageQueue}}
+	if f.DataLatencyMs == nil || f.DeviceLatencyMs == nil || *f.DeviceLatencyMs <= 0 {
+		c.Why = "not applicable: data-file or device latency not known"
+		return c
+	}
+	factor := *f.DataLatencyMs / *f.DeviceLatencyMs
+	if factor < MinQueueFactor {
+		c.Why = fmt.Sprintf("data-file latency %.2f ms is %.1f× the device's %.2f ms < %g×", *f.DataLatencyMs, factor, *f.DeviceLatencyMs, MinQueueFactor)
+		return c
+	}
+	score := 1 - 1/factor
+	if sh := shares(f.WaitMs); sh != nil {
+		score *= sh[WaitDataRead] + sh[WaitDataWrite]
+	}
+	c.Matched, c.Score = true, score
+	c.Why = fmt.Sprintf("data-file latency %.2f ms = %.0f× the device's %.2f ms: IOs queue", *f.DataLatencyMs, factor, *f.DeviceLatencyMs)
+	c.Evidence = append(c.Evidence, c.Why)
+	if f.DataIOPS != nil {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("data files at %.0f IOPS: likely the file's IOPS limit", *f.DataIOPS))
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "a bigger file class (pre-allocate the data file to the next size class) or faster storage for more IOPS"})
+	return c
+}
+
+// MemoryRule: many requests read from disk because the cache misses.
+func MemoryRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: Memory}}
+	if f.CacheHitRatio == nil || f.DataReadsPerReq == nil {
+		c.Why = "not applicable: cache hit ratio or data reads not measured"
+		return c
+	}
+	if *f.CacheHitRatio >= MaxCacheHitRatio || *f.DataReadsPerReq <= MinDataReadsPerReq {
+		c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads per request (memory bound needs < %g and > %g)",
+			*f.CacheHitRatio, *f.DataReadsPerReq, MaxCacheHitRatio, MinDataReadsPerReq)
+		return c
+	}
+	score := 1 - *f.CacheHitRatio
+	if sh := shares(f.WaitMs); sh != nil {
+		score = sh[WaitDataRead]
+	}
+	c.Matched, c.Score = true, score
+	c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads from disk per request", *f.CacheHitRatio, *f.DataReadsPerReq)
+	c.Evidence = append(c.Evidence, c.Why)
+	if sh := shares(f.WaitMs); sh != nil {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("data-read waits are %.0f%% of the sessions' time", 100*sh[WaitDataRead]))
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "more memory for the cache, or a smaller working set"})
+	return c
+}
+
+// busy is the busy fraction of the server's cores: the higher of the
+// server processes' CPU and the host's, or nil.
+func busy(f Figures) *float64 {
+	var b *float64
+	if f.ServerCPUCores != nil && f.Cores != nil && *f.Cores > 0 {
+		v := *f.ServerCPUCores / *f.Cores
+		b = &v
+	}
+	if f.HostBusy != nil && (b == nil || *f.HostBusy > *b) {
+		v := *f.HostBusy
+		b = &v
+	}
+	return b
+}
+
+// CPURule: the server's cores are (nearly) all busy.
+func CPURule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: CPU}}
+	b := busy(f)
+	if b == nil {
+		c.Why = "not applicable: server CPU not measured"
+		return c
+	}
+	sh := shares(f.WaitMs)
+	switch {
+	case *b >= MinCPUBusy:
+		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores ≥ %.0f%%", 100**b, 100*MinCPUBusy)
+	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && *f.HostBusy >= MinHostBusyWithWait:
+		c.Why = fmt.Sprintf("sessions on CPU %.0f%% of their time, host %.0f%% busy", 100*sh[WaitCPU], 100**f.HostBusy)
+	default:
+		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores < %.0f%%", 100**b, 100*MinCPUBusy)
+		return c
+	}
+	c.Matched, c.Score = true, math.Min(*b, 1)
+	c.Evidence = append(c.Evidence, c.Why)
+	if f.ServerCPUCores != nil && f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%.0f µs of server CPU per request", 1e6**f.ServerCPUCores / *f.RequestsPerSec))
+	}
+	// Throughput proportional to the cores, at best.
+	c.Suggestions = append(c.Suggestions, suggest("twice the cores (at best proportional)", 2, f))
+	return c
+}
+
+// ContentionRule: sessions mostly wait for locks (or SQLite's busy lock).
+func ContentionRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: Contention}}
+	sh := shares(f.WaitMs)
+	switch {
+	case sh != nil && sh[WaitLock] >= MinLockShare:
+		c.Matched, c.Score = true, sh[WaitLock]
+		c.Why = fmt.Sprintf("lock waits are %.0f%% of the sessions' time ≥ %.0f%%", 100*sh[WaitLock], 100*MinLockShare)
+	case f.BusyWaitsPerReq != nil && *f.BusyWaitsPerReq >= MinBusyWaitsPerReq && f.Threads > 1:
+		c.Matched, c.Score = true, math.Min(*f.BusyWaitsPerReq, 0.8)
+		c.Why = fmt.Sprintf("%.2f busy waits per request with %d writers ≥ %g", *f.BusyWaitsPerReq, f.Threads, MinBusyWaitsPerReq)
+	case sh == nil && f.BusyWaitsPerReq == nil:
+		c.Why = "not applicable: lock waits not measured"
+		return c
+	default:
+		c.Why = "lock waits low"
+		if sh != nil {
+			c.Why = fmt.Sprintf("lock waits are %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLock], 100*MinLockShare)
+		}
+		return c
+	}
+	c.Evidence = append(c.Evidence, c.Why)
+	for _, k := range []string{"lock_timeout", "serialization"} {
+		if n := f.ErrorsByClass[k]; n > 0 {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("%d %s errors", n, k))
+		}
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer concurrent writers, or partition the hot rows/tables"})
+	return c
+}
+
+// ClientRule: the load generator itself is the limit.
+func ClientRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: Client}}
+	if f.ClientCPUPct == nil && f.SchedLagP99Ms == nil {
+		c.Why = "not applicable: client CPU not measured"
+		return c
+	}
+	if f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU {
+		c.Matched, c.Score = true, math.Min(*f.ClientCPUPct/100, 1)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("load generator CPU %.0f%% of its cores ≥ %.0f%%", *f.ClientCPUPct, MinClientCPU))
+	}
+	if f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms {
+		c.Matched, c.Score = true, math.Max(c.Score, 0.9)
+		c.Evidence = append(c.Evidence, fmt.Sprintf("ceiling's own scheduling lag p99 %.1f ms > %g ms", *f.SchedLagP99Ms, MaxSchedLagP99Ms))
+	}
+	if !c.Matched {
+		c.Why = "load generator keeps up"
+		if f.ClientCPUPct != nil {
+			c.Why = fmt.Sprintf("load generator CPU %.0f%% of its cores < %.0f%%", *f.ClientCPUPct, MinClientCPU)
+		}
+		return c
+	}
+	c.Why = c.Evidence[0]
+	c.Evidence = append(c.Evidence, "the figures may understate the database")
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "run ceiling on another (bigger) machine, or shard the load over several clients"})
+	return c
+}
+
+// shares returns each wait category's share of the total wait time, or nil
+// when no wait time was measured.
+func shares(w map[string]float64) map[string]float64 {
+	var tot float64
+	for _, v := range w {
+		if v > 0 {
+			tot += v
+		}
+	}
+	if tot <= 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(w))
+	for k, v := range w {
+		if v > 0 {
+			out[k] = v / tot
+		}
+	}
+	return out
+}
+
+func describeShares(sh map[string]float64) string {
+	keys := make([]string, 0, len(sh))
+	for k := range sh {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if sh[keys[i]] != sh[keys[j]] {
+			return sh[keys[i]] > sh[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %.0f%%", k, 100*sh[k])
+	}
+	return s
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// num formats a rate with thousands separators: 9,800 or 12.5.
+func num(v float64) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return Thousands(math.Round(v))
+}
+
+// Thousands formats an integer-valued v as 12,345.
+func Thousands(v float64) string {
+	n := int64(v)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := fmt.Sprintf("%d", n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

@@ -1,0 +1,246 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func p(v float64) *float64 { return &v }
+
+// Seed situations (shared/seeds): single-row commits bound by log flushes
+// (002), the same relaxed, a log-write-bound insert/delete step (000), an
+// IOPS-queued data file (001, 004), a saturated client, nothing.
+var (
+	commitBound = Figures{Threads: 1, Requests: 34000, ElapsedS: 10, RequestsPerSec: p(3400), MeanLatencyMs: p(0.29),
+		SyncsPerReq: p(1.0), SyncMs: p(0.22), LogMBPerSec: p(3.4), ClientCPUPct: p(8)}
+	relaxed = Figures{Threads: 1, Requests: 150000, ElapsedS: 10, RequestsPerSec: p(15000), MeanLatencyMs: p(0.066),
+		SyncsPerReq: p(0.002), SyncMs: p(0.22), LogMBPerSec: p(12), ClientCPUPct: p(20)}
+	logBoundStep = Figures{Scope: "step 4", Threads: 32, OpenLoop: true, RequestsPerSec: p(1900), MeanLatencyMs: p(400),
+		LatePct: p(12), LogMBPerSec: p(1.9), PrevLogMBPerSec: p(1.85), SyncsPerReq: p(0.05), SyncMs: p(2), SchedLagP99Ms: p(0.3)}
+	iopsQueued  = Figures{Threads: 50, RequestsPerSec: p(330), MeanLatencyMs: p(150), DataIOPS: p(500), DataLatencyMs: p(500), DeviceLatencyMs: p(3)}
+	clientBound = Figures{Threads: 64, RequestsPerSec: p(90000), MeanLatencyMs: p(0.7), ClientCPUPct: p(95), SyncsPerReq: p(0.01), SyncMs: p(0.2)}
+	nothing     = Figures{Threads: 4, RequestsPerSec: p(1000), MeanLatencyMs: p(4), ClientCPUPct: p(10)}
+)
+
+func TestDiagnoseSeeds(t *testing.T) {
+	tests := []struct {
+		name string
+		f    Figures
+		want string
+		gain [2]float64 // bounds of the first suggestion's gain; zero: not checked
+	}{
+		{"a commit-bound single inserts", commitBound, CommitFlush, [2]float64{3.5, 4.5}},
+		{"b the same relaxed", relaxed, None, [2]float64{}},
+		{"c log-write-bound step", logBoundStep, LogRate, [2]float64{}},
+		{"d IOPS-queued data file", iopsQueued, StorageQueue, [2]float64{}},
+		{"e client CPU 95%", clientBound, Client, [2]float64{}},
+		{"f nothing", nothing, None, [2]float64{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Diagnose(tc.f)
+			if v.Bottleneck != tc.want {
+				t.Fatalf("bottleneck %s, want %s; rules %+v", v.Bottleneck, tc.want, v.Rules)
+			}
+			if len(v.Evidence) == 0 {
+				t.Fatal("no evidence")
+			}
+			if len(v.Rules) < len(Rules) {
+				t.Fatalf("rules %+v", v.Rules)
+			}
+			if tc.gain[1] > 0 {
+				g := v.Suggestions[0].PredictedGain
+				if g == nil || *g < tc.gain[0] || *g > tc.gain[1] {
+					t.Fatalf("gain %v, want in %v", g, tc.gain)
+				}
+			}
+		})
+	}
+}
+
+func TestCommitFlushRule(t *testing.T) {
+	c := CommitFlushRule(commitBound)
+	if !c.Matched {
+		t.Fatalf("not matched: %s", c.Why)
+	}
+	share := 0.22 / 0.29
+	if math.Abs(c.Score-share) > 1e-9 {
+		t.Fatalf("score %g, want %g", c.Score, share)
+	}
+	if !strings.Contains(c.Evidence[0], "1.00 log syncs per commit, 0.220 ms per sync, = 76% of each request's time") {
+		t.Fatalf("evidence %q", c.Evidence)
+	}
+	s := c.Suggestions[0]
+	if s.Action != "--durability relaxed" || math.Abs(*s.PredictedGain-4.14) > 0.01 || math.Abs(*s.PredictedRequestsPerSec-3400/(1-share)) > 1 {
+		t.Fatalf("suggestion %+v gain %v rps %v", s, *s.PredictedGain, *s.PredictedRequestsPerSec)
+	}
+	b := c.Suggestions[1]
+	if !strings.HasPrefix(b.Action, "batch") || *b.PredictedGain < 2.5 || *b.PredictedGain > *s.PredictedGain {
+		t.Fatalf("batch suggestion %+v gain %v", b, *b.PredictedGain)
+	}
+
+	tests := []struct {
+		name    string
+		f       Figures
+		matched bool
+		why     string
+	}{
+		{"relaxed: few syncs per commit", relaxed, false, "commits share flushes"},
+		{"syncs a small share", Figures{Threads: 1, RequestsPerSec: p(100), MeanLatencyMs: p(10), SyncsPerReq: p(1), SyncMs: p(1)}, false, "10% of each request's time"},
+		{"not measured", Figures{Threads: 1, RequestsPerSec: p(100)}, false, "not applicable"},
+		{"commit counter: 2 syncs per commit of 2 requests", Figures{Threads: 1, RequestsPerSec: p(1000), MeanLatencyMs: p(1), SyncsPerReq: p(0.5), CommitsPerReq: p(0.5), SyncMs: p(1)}, true, ""},
+		{"MariaDB: fsyncs and log wait share", Figures{Threads: 1, RequestsPerSec: p(1000), SyncsPerReq: p(2), SyncsAll: true,
+			WaitMs: map[string]float64{WaitLog: 800, WaitCPU: 200}}, true, "fsyncs (log+data)"},
+		{"no latency: threads / rate", Figures{Threads: 2, RequestsPerSec: p(2000), SyncsPerReq: p(1), SyncMs: p(0.8)}, true, "80%"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CommitFlushRule(tc.f)
+			if c.Matched != tc.matched || !strings.Contains(c.Why, tc.why) {
+				t.Fatalf("matched %v why %q", c.Matched, c.Why)
+			}
+		})
+	}
+}
+
+func TestLogRateRule(t *testing.T) {
+	tests := []struct {
+		name    string
+		f       Figures
+		matched bool
+	}{
+		{"flat while late", logBoundStep, true},
+		{"not late", func() Figures { f := logBoundStep; f.LatePct = p(0.2); return f }(), false},
+		{"still rising", func() Figures { f := logBoundStep; f.PrevLogMBPerSec = p(1.5); return f }(), false},
+		{"no previous step, no waits", func() Figures { f := logBoundStep; f.PrevLogMBPerSec = nil; return f }(), false},
+		{"closed loop, log waits dominate, group commit", Figures{Threads: 16, RequestsPerSec: p(5000), LogMBPerSec: p(20), SyncsPerReq: p(0.1),
+			WaitMs: map[string]float64{WaitLog: 700, WaitCPU: 300}}, true},
+		{"not measured", Figures{Threads: 1}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := LogRateRule(tc.f)
+			if c.Matched != tc.matched {
+				t.Fatalf("matched %v: %s", c.Matched, c.Why)
+			}
+			if c.Matched && (len(c.Suggestions) == 0 || !strings.Contains(c.Evidence[0], "MB/s")) {
+				t.Fatalf("evidence %q suggestions %+v", c.Evidence, c.Suggestions)
+			}
+		})
+	}
+}
+
+func TestStorageQueueRule(t *testing.T) {
+	c := StorageQueueRule(iopsQueued)
+	if !c.Matched || !strings.Contains(c.Why, "500.00 ms = 167×") || !strings.Contains(strings.Join(c.Evidence, "|"), "500 IOPS") {
+		t.Fatalf("%+v", c)
+	}
+	for _, f := range []Figures{
+		{DataLatencyMs: p(500)},                        // device latency unknown
+		{DataLatencyMs: p(5), DeviceLatencyMs: p(3)},   // no queue
+		{DeviceLatencyMs: p(3), RequestsPerSec: p(10)}, // data latency unknown
+	} {
+		if c := StorageQueueRule(f); c.Matched {
+			t.Fatalf("%+v matched: %s", f, c.Why)
+		}
+	}
+}
+
+func TestMemoryCPUContentionRules(t *testing.T) {
+	tests := []struct {
+		name    string
+		rule    func(Figures) Candidate
+		f       Figures
+		matched bool
+		score   float64 // checked when > 0
+	}{
+		{"memory: misses", MemoryRule, Figures{CacheHitRatio: p(0.7), DataReadsPerReq: p(4)}, true, 0.3},
+		{"memory: misses, data-read waits", MemoryRule, Figures{CacheHitRatio: p(0.7), DataReadsPerReq: p(4), WaitMs: map[string]float64{WaitDataRead: 60, WaitCPU: 40}}, true, 0.6},
+		{"memory: cached", MemoryRule, Figures{CacheHitRatio: p(0.99), DataReadsPerReq: p(0.01)}, false, 0},
+		{"memory: not measured", MemoryRule, Figures{DataReadsPerReq: p(4)}, false, 0},
+		{"cpu: server busy", CPURule, Figures{ServerCPUCores: p(7.6), Cores: p(8)}, true, 0.95},
+		{"cpu: host busy", CPURule, Figures{HostBusy: p(0.9)}, true, 0.9},
+		{"cpu: on CPU, host 82%", CPURule, Figures{HostBusy: p(0.82), WaitMs: map[string]float64{WaitCPU: 70, WaitLog: 30}}, true, 0.82},
+		{"cpu: idle", CPURule, Figures{ServerCPUCores: p(1), Cores: p(8), HostBusy: p(0.2)}, false, 0},
+		{"cpu: not measured", CPURule, Figures{}, false, 0},
+		{"contention: lock waits", ContentionRule, Figures{WaitMs: map[string]float64{WaitLock: 50, WaitCPU: 50}}, true, 0.5},
+		{"contention: SQLite busy waits", ContentionRule, Figures{Threads: 8, BusyWaitsPerReq: p(0.5)}, true, 0.5},
+		{"contention: one writer", ContentionRule, Figures{Threads: 1, BusyWaitsPerReq: p(0.5)}, false, 0},
+		{"contention: few lock waits", ContentionRule, Figures{WaitMs: map[string]float64{WaitLock: 10, WaitCPU: 90}}, false, 0},
+		{"client: scheduling lag", ClientRule, Figures{OpenLoop: true, SchedLagP99Ms: p(25), ClientCPUPct: p(40)}, true, 0.9},
+		{"client: keeps up", ClientRule, Figures{OpenLoop: true, SchedLagP99Ms: p(0.5), ClientCPUPct: p(40)}, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.rule(tc.f)
+			if c.Matched != tc.matched {
+				t.Fatalf("matched %v: %s", c.Matched, c.Why)
+			}
+			if tc.score > 0 && math.Abs(c.Score-tc.score) > 1e-9 {
+				t.Fatalf("score %g, want %g", c.Score, tc.score)
+			}
+			if c.Matched && (len(c.Evidence) == 0 || len(c.Suggestions) == 0) {
+				t.Fatalf("matched without evidence or suggestion: %+v", c)
+			}
+			if c.Why == "" {
+				t.Fatal("no why")
+			}
+		})
+	}
+}
+
+func TestHighestScoreWinsRunnersUpKept(t *testing.T) {
+	f := commitBound
+	f.ClientCPUPct = p(88) // client matches with 0.88 > commit share 0.76
+	v := Diagnose(f)
+	if v.Bottleneck != Client {
+		t.Fatalf("bottleneck %s", v.Bottleneck)
+	}
+	if !strings.Contains(strings.Join(v.Evidence, "|"), "runner-up: commit-flush (score 0.76)") {
+		t.Fatalf("evidence %q", v.Evidence)
+	}
+	v = Diagnose(commitBound)
+	if !strings.Contains(strings.Join(v.Evidence, "|"), "assuming one transaction per request") {
+		t.Fatalf("no commit counter must be said: %q", v.Evidence)
+	}
+}
+
+func TestVerdictJSON(t *testing.T) {
+	v := Diagnose(commitBound)
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"bottleneck":"commit-flush"`, `"evidence":[`, `"suggestions":[{"action":"--durability relaxed","predicted_gain":4.14,"predicted_requests_per_sec":14`, `"rules":[{"name":"commit-flush","matched":true,"score":0.759`} {
+		if !strings.Contains(string(b), key) {
+			t.Fatalf("JSON lacks %s:\n%s", key, b)
+		}
+	}
+	var back Verdict
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, v) {
+		t.Fatalf("round trip:\n%+v\n%+v", back, *v)
+	}
+	// An unknown gain is null, never 0.
+	b, _ = json.Marshal(Diagnose(iopsQueued))
+	if !strings.Contains(string(b), `"predicted_gain":null`) {
+		t.Fatalf("unknown gain must be null:\n%s", b)
+	}
+	b, _ = json.Marshal(Diagnose(nothing))
+	if !strings.Contains(string(b), `"bottleneck":"none"`) || !strings.Contains(string(b), `"suggestions":[]`) {
+		t.Fatalf("none:\n%s", b)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 14103: "14,103", 1234567: "1,234,567", -2500: "-2,500"} {
+		if got := Thousands(v); got != want {
+			t.Errorf("%g: %q, want %q", v, got, want)
+		}
+	}
+}

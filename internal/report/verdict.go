@@ -1,0 +1,295 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// waitCounters maps the wait_* counters to the diagnose wait categories.
+var waitCounters = map[string]string{
+	target.CtrWaitLogMs:       diagnose.WaitLog,
+	target.CtrWaitDataReadMs:  diagnose.WaitDataRead,
+	target.CtrWaitDataWriteMs: diagnose.WaitDataWrite,
+	target.CtrWaitLockMs:      diagnose.WaitLock,
+	target.CtrWaitCPUMs:       diagnose.WaitCPU,
+	target.CtrWaitClientMs:    diagnose.WaitClient,
+	target.CtrWaitOtherMs:     diagnose.WaitOther,
+}
+
+// minDeviceIOs is how many data-file IOs an interval needs before its
+// average latency counts towards the device-latency estimate.
+const minDeviceIOs = 10
+
+// setVerdicts diagnoses the document: every measured step, then the run.
+// For an open-loop run with a saturated step, the run's verdict is that of
+// the saturated step with the lowest rate (where the ceiling was hit).
+func setVerdicts(res *Result, r *runner.Result) {
+	dev := deviceLatency(r.Intervals)
+	order := make([]int, len(res.Steps))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return res.Steps[order[a]].Rate < res.Steps[order[b]].Rate })
+	var prevLog *float64
+	var first *Step
+	for _, i := range order {
+		s := &res.Steps[i]
+		if s.Completed > 0 && i < len(r.Steps) {
+			s.Verdict = diagnose.Diagnose(stepFigures(res, s, r.Steps[i].Evidence, prevLog, dev))
+			if s.Saturated && first == nil {
+				first = s
+			}
+		}
+		prevLog = s.LogMBPerSec
+	}
+	if first != nil {
+		v := *first.Verdict
+		v.Evidence = append([]string{}, v.Evidence...)
+		v.Evidence = append(v.Evidence, fmt.Sprintf("from step %d (%s/s), the lowest saturated rate", first.Index+1, fmtRate(first.Rate)))
+		res.Verdict = &v
+		return
+	}
+	if res.Summary.Requests > 0 {
+		res.Verdict = diagnose.Diagnose(runFigures(res, dev))
+	}
+}
+
+// runFigures gathers the figures of the whole run.
+func runFigures(res *Result, dev *float64) diagnose.Figures {
+	s := res.Summary
+	f := diagnose.Figures{Scope: "run", Threads: res.Load.Threads, Requests: s.Requests, ElapsedS: s.ElapsedS,
+		OpenLoop: res.Load.Model == "open", ClientCPUPct: res.Client.CPUPctCores, DeviceLatencyMs: dev,
+		Errors: s.Errors, ErrorsByClass: s.ErrorsByClass}
+	if s.ElapsedS > 0 {
+		f.RequestsPerSec = f64(s.RequestsPerSec)
+	}
+	if s.LatencyMs != nil {
+		f.MeanLatencyMs, f.P99Ms = f64(s.LatencyMs.Mean), f64(s.LatencyMs.P99)
+	}
+	if s.Scheduled != nil && *s.Scheduled > 0 {
+		f.LatePct = f64(100 * float64(s.Late) / float64(*s.Scheduled))
+	}
+	for _, st := range res.Steps {
+		if st.SchedLagMs != nil && (f.SchedLagP99Ms == nil || st.SchedLagMs.P99 > *f.SchedLagP99Ms) {
+			f.SchedLagP99Ms = f64(st.SchedLagMs.P99)
+		}
+	}
+	var counters map[string]float64
+	var secs float64
+	if res.Evidence != nil {
+		counters, secs = res.Evidence.Counters, res.Evidence.Seconds
+	}
+	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
+	return f
+}
+
+// stepFigures gathers the figures of one open-loop step.
+func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float64) diagnose.Figures {
+	f := diagnose.Figures{Scope: fmt.Sprintf("step %d (%s/s)", s.Index+1, fmtRate(s.Rate)), Threads: res.Load.Threads,
+		Requests: s.Completed, ElapsedS: s.DurationS, RequestsPerSec: s.AchievedPerSec, OpenLoop: true, LatePct: s.LatePct,
+		ClientCPUPct: s.ClientCPUPct, PrevLogMBPerSec: prevLog, DeviceLatencyMs: dev, Errors: s.Failed, ErrorsByClass: s.ErrorsByClass}
+	if s.LatencyMs != nil {
+		f.MeanLatencyMs, f.P99Ms = f64(s.LatencyMs.Mean), f64(s.LatencyMs.P99)
+	}
+	if s.SchedLagMs != nil {
+		f.SchedLagP99Ms = f64(s.SchedLagMs.P99)
+	}
+	var counters map[string]float64
+	var secs float64
+	var files []File
+	if ev != nil {
+		counters, secs = ev.Counters, ev.Seconds
+		for _, fs := range ev.Files {
+			files = append(files, fileOf(fs, ev.Seconds, s.Completed))
+		}
+	}
+	fillServer(&f, counters, secs, files, s.Costs, res.Client.Cores)
+	return f
+}
+
+// fillServer adds the server-side figures: costs, files and counters over
+// secs seconds. Figures the server did not give stay nil.
+func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files []File, costs Costs, clientCores int) {
+	f.CommitsPerReq = costs.CommitsPerOp
+	f.SyncsPerReq = costs.LogSyncsPerOp
+	if f.SyncsPerReq == nil && costs.DataSyncsPerOp != nil {
+		f.SyncsPerReq, f.SyncsAll = costs.DataSyncsPerOp, true // MariaDB: fsyncs of log and data together
+	}
+	f.DataReadsPerReq = costs.DataReadsPerOp
+
+	var logSyncs int64
+	var logSyncMs, dataIOPS, dataMs float64
+	var dataIOs int64
+	var dataFiles bool
+	for _, fl := range files {
+		switch fl.Role {
+		case "log":
+			logSyncs += fl.Syncs
+			logSyncMs += fl.SyncMs
+		case "data":
+			dataFiles = true
+			dataIOPS += fl.IOPS
+			dataIOs += fl.Reads + fl.Writes
+			dataMs += fl.ReadMs + fl.WriteMs
+		}
+	}
+	if logSyncs > 0 {
+		f.SyncMs = f64(logSyncMs / float64(logSyncs))
+	} else if n, ok := c[target.CtrLogSyncs]; ok && n > 0 {
+		if ms, ok := c[target.CtrLogSyncMs]; ok {
+			f.SyncMs = f64(ms / n)
+		}
+	}
+	if dataFiles && secs > 0 {
+		f.DataIOPS = f64(dataIOPS)
+	} else if r, w, ok := readsWrites(c); ok && secs > 0 {
+		f.DataIOPS = f64((r + w) / secs)
+	}
+	if dataIOs > 0 {
+		f.DataLatencyMs = f64(dataMs / float64(dataIOs))
+	}
+	if v, ok := c[target.CtrLogBytes]; ok && secs > 0 {
+		f.LogMBPerSec = f64(v / MB / secs)
+	}
+
+	if secs > 0 {
+		if v, ok := c[target.CtrServerCPUSec]; ok {
+			f.ServerCPUCores = f64(v / secs)
+		}
+		if tot, ok := c[target.CtrHostCPUTotal]; ok && tot > 0 {
+			if b, ok := c[target.CtrHostCPUBusy]; ok {
+				f.HostBusy = f64(b / tot)
+			}
+		}
+	}
+	// host_cores is a level; the evidence holds deltas, so fall back to the
+	// host's CPU seconds per second, then to the client's cores (the server
+	// CPU counters are only read for a local server).
+	switch {
+	case c[target.CtrHostCores] > 0:
+		f.Cores = f64(c[target.CtrHostCores])
+	case c[target.CtrHostCPUTotal] > 0 && secs > 0:
+		f.Cores = f64(math.Round(c[target.CtrHostCPUTotal] / secs))
+	case clientCores > 0:
+		f.Cores = f64(float64(clientCores))
+	}
+	for ctr, cat := range waitCounters {
+		if v, ok := c[ctr]; ok {
+			if f.WaitMs == nil {
+				f.WaitMs = map[string]float64{}
+			}
+			f.WaitMs[cat] = v
+		}
+	}
+	if reads, ok := c[target.CtrCacheReads]; ok && reads > 0 {
+		if hits, ok := c[target.CtrCacheHits]; ok {
+			f.CacheHitRatio = f64(hits / reads)
+		}
+	}
+	if v, ok := c[target.CtrBusyWaits]; ok && f.Requests > 0 {
+		f.BusyWaitsPerReq = f64(v / float64(f.Requests))
+	}
+}
+
+func readsWrites(c map[string]float64) (r, w float64, ok bool) {
+	r, rok := c[target.CtrDataReads]
+	w, wok := c[target.CtrDataWrites]
+	return r, w, rok || wok
+}
+
+// deviceLatency estimates the storage device's own latency as the lowest
+// per-interval average data-file latency of the measured intervals (with at
+// least minDeviceIOs IOs); nil when no interval measured data-file latency.
+func deviceLatency(ivs []runner.Interval) *float64 {
+	var best *float64
+	for _, iv := range ivs {
+		if iv.Warmup || iv.Evidence == nil {
+			continue
+		}
+		var ios, ns int64
+		for _, fs := range iv.Evidence.Files {
+			if fs.Role == "data" {
+				ios += fs.Reads + fs.Writes
+				ns += fs.ReadNs + fs.WriteNs
+			}
+		}
+		if ios < minDeviceIOs {
+			continue
+		}
+		if ms := float64(ns) / 1e6 / float64(ios); best == nil || ms < *best {
+			best = f64(ms)
+		}
+	}
+	return best
+}
+
+// PrintVerdict prints the verdict: the bottleneck with its first evidence,
+// the rest of the evidence indented, and the suggestions with their
+// predicted gains.
+func PrintVerdict(w io.Writer, v *diagnose.Verdict) {
+	if v == nil {
+		return
+	}
+	first := ""
+	if len(v.Evidence) > 0 {
+		first = " — " + v.Evidence[0]
+	}
+	fmt.Fprintf(w, "\nverdict: %s%s\n", v.Bottleneck, first)
+	for i := 1; i < len(v.Evidence); i++ {
+		fmt.Fprintf(w, "   %s\n", v.Evidence[i])
+	}
+	for _, s := range v.Suggestions {
+		fmt.Fprintf(w, "   try %s%s\n", s.Action, gainText(s))
+	}
+}
+
+// gainText is ": predicted ×3.1 (≈ 9,800 req/s)", or "" when unknown.
+func gainText(s diagnose.Suggestion) string {
+	if s.PredictedGain == nil {
+		return ""
+	}
+	t := fmt.Sprintf(": predicted ×%.1f", *s.PredictedGain)
+	if s.PredictedRequestsPerSec != nil {
+		t += fmt.Sprintf(" (≈ %s req/s)", diagnose.Thousands(sig3(*s.PredictedRequestsPerSec)))
+	}
+	return t
+}
+
+// printStepVerdicts prints one line per diagnosed step.
+func printStepVerdicts(w io.Writer, rows []rampRow) {
+	header := false
+	for _, row := range rows {
+		v := row.step.Verdict
+		if v == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "  verdict per step:")
+			header = true
+		}
+		line := fmt.Sprintf("  %5s %s", row.label, v.Bottleneck)
+		if len(v.Evidence) > 0 {
+			line += " — " + v.Evidence[0]
+		}
+		if len(v.Suggestions) > 0 {
+			line += "; try " + v.Suggestions[0].Action + gainText(v.Suggestions[0])
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+// sig3 rounds v to three significant digits: 14,086 → 14,100.
+func sig3(v float64) float64 {
+	if v <= 0 {
+		return v
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v))-2)
+	return math.Round(v/p) * p
+}

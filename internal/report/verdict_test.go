@@ -1,0 +1,102 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// A closed-loop run of single-row inserts bound by log flushes (seed 002):
+// 1 thread, 3,400 req/s, one WAL sync per request of 0.22 ms, 0.29 ms each.
+func TestBuildFillsVerdict(t *testing.T) {
+	const n = 3400
+	ev := &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrLogBytes: n * 4200, target.CtrLogSyncs: n},
+		Files: []target.FileStat{
+			{Name: "db-wal", Role: "log", Writes: n, BytesWritten: n * 4200, Syncs: n, WriteNs: n * 10_000, SyncNs: n * 220_000},
+			{Name: "db", Role: "data", Writes: 20, BytesWritten: 20 * 4096, WriteNs: 20 * 50_000},
+		}}
+	r := &runner.Result{Started: time.Now(), Total: snapWith(n, 290*time.Microsecond, 0), Elapsed: time.Second, Evidence: ev, ClientCPUSeconds: 0.1,
+		Intervals: []runner.Interval{{End: time.Second, Snap: snapWith(n, 290*time.Microsecond, 0), Evidence: ev, ClientCPU: 0.1}}}
+	res, err := Build(Params{Workload: "single-inserts", Load: runner.Config{Threads: 1, Duration: time.Second}, Cores: 4}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Verdict
+	if v == nil || v.Bottleneck != diagnose.CommitFlush {
+		t.Fatalf("verdict %+v", v)
+	}
+	if g := v.Suggestions[0].PredictedGain; g == nil || *g < 3.5 || *g > 4.5 {
+		t.Fatalf("predicted gain %v", g)
+	}
+	b, _ := json.Marshal(res)
+	if !bytes.Contains(b, []byte(`"verdict":{"bottleneck":"commit-flush","evidence":["1.00 log syncs per commit, 0.220 ms per sync, = 7`)) {
+		t.Fatalf("JSON verdict:\n%s", b)
+	}
+	var buf bytes.Buffer
+	PrintSummary(&buf, res)
+	out := buf.String()
+	for _, want := range []string{"\nverdict: commit-flush — 1.00 log syncs per commit, 0.220 ms per sync", "assuming one transaction per request",
+		"try --durability relaxed: predicted ×4.", " req/s)", "try batch 10 rows per commit: predicted ×"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("console lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The same run relaxed: hardly any syncs → not commit-flush.
+	ev.Counters[target.CtrLogSyncs] = 7
+	ev.Files[0].Syncs, ev.Files[0].SyncNs = 7, 7*220_000
+	res, _ = Build(Params{Workload: "single-inserts", Load: runner.Config{Threads: 1, Duration: time.Second}, Cores: 4}, r)
+	if res.Verdict == nil || res.Verdict.Bottleneck != diagnose.None {
+		t.Fatalf("relaxed verdict %+v", res.Verdict)
+	}
+}
+
+// A ramp whose second step queues while the log rate stays flat (seed 000).
+func TestRampStepVerdicts(t *testing.T) {
+	cfg := runner.Config{Threads: 8, Steps: []runner.Step{{Rate: 1000, Duration: time.Second}, {Rate: 2000, Duration: time.Second}}}
+	r := openRun(time.Now(), []int{1000, 1050}, 0)
+	r.Steps[0].Scheduled, r.Steps[1].Scheduled = 1000, 2000
+	r.Steps[0].Rate, r.Steps[1].Rate = 1000, 2000
+	r.Steps[1].Late = 950
+	r.Steps[0].Evidence = &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrLogBytes: 2 * MB}}
+	r.Steps[1].Evidence = &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrLogBytes: 2.1 * MB}}
+	res, err := Build(Params{Workload: "inserts-deletes", Load: cfg, Cores: 2}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps[0].Verdict == nil || res.Steps[0].Verdict.Bottleneck != diagnose.None {
+		t.Fatalf("step 1 verdict %+v", res.Steps[0].Verdict)
+	}
+	if v := res.Steps[1].Verdict; v == nil || v.Bottleneck != diagnose.LogRate {
+		t.Fatalf("step 2 verdict %+v", v)
+	}
+	if v := res.Verdict; v == nil || v.Bottleneck != diagnose.LogRate || !strings.Contains(strings.Join(v.Evidence, "|"), "from step 2 (2000/s)") {
+		t.Fatalf("run verdict %+v", v)
+	}
+	var buf bytes.Buffer
+	PrintSummary(&buf, res)
+	out := buf.String()
+	for _, want := range []string{"verdict per step:", "    1 none — no clear bottleneck", "    2 log-rate — log 2.10 MB/s, flat (+5%)", "\nverdict: log-rate — log 2.10 MB/s"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("console lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestNoRequestsNoVerdict(t *testing.T) {
+	r := &runner.Result{Started: time.Now(), Total: snapWith(0, 0, 0), ClientCPUSeconds: -1}
+	res, err := Build(Params{Workload: "w", Load: runner.Config{Threads: 1, Duration: time.Second}}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if res.Verdict != nil || !bytes.Contains(b, []byte(`"verdict":null`)) {
+		t.Fatalf("nothing measured: verdict must be null: %+v", res.Verdict)
+	}
+}
