@@ -85,12 +85,13 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
   ceiling run inserts-deletes -c 4 -T 20s --db sqlite:/tmp/test.db
   ceiling run single-inserts --rates 20:200:20 --step 30s   # open-loop ramp
   ceiling knee single-inserts --slo 'p99<50ms,late<1%'     # highest rate meeting an SLO
+  ceiling profile-host --out this-host.json               # this machine's flush latency
   ceiling workloads`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.cleanupCmd(), e.workloadsCmd(), e.versionCmd())
+	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {

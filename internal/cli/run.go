@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/hostprof"
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -31,6 +34,8 @@ type runFlags struct {
 	out         string
 	repeat      int
 	open        openFlags
+	probeDir    string // --probe-dir: where the flush probe writes ("" = default)
+	noProbe     bool   // --no-probe
 
 	// Open loop (LT): one rate, or a ramp of steps.
 	rate       float64
@@ -121,7 +126,15 @@ achieved rate, late, failed, latency, log and data IO, saturation).
 
 --repeat N runs the whole test N times, preparing the data afresh each time,
 and reports each run, their mean, standard deviation and 95% confidence
-interval, in one result.`,
+interval, in one result.
+
+When the server runs on this host (SQLite always; PostgreSQL or MySQL over a
+Unix socket, localhost or a loopback address), ceiling first times 200
+writes of 4 KiB + fdatasync of a file in --probe-dir (result key "host").
+Where the server times neither its log syncs nor its log-IO waits, the
+verdict estimates the commit-flush share from that probe: syncs per request
+× the probe's mean latency ÷ the mean request time. Point --probe-dir at the
+server's log device for a better estimate; --no-probe skips it.`,
 		Example: fmt.Sprintf(`  ceiling run %[1]s
   ceiling run %[1]s -c 4 -T 20s
   ceiling run %[1]s --ops 10000 --durability full
@@ -129,6 +142,7 @@ interval, in one result.`,
   ceiling run %[1]s --rates 20:200:20 --step 30s     # open-loop ramp, 10 steps
   ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
   ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
+  ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
   ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results`, name),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -162,6 +176,8 @@ interval, in one result.`,
 	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step")
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "with --rates: warm-up at each step's rate before measuring it")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
+	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+"); put it on the server's log device")
+	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the fsync probe of a local server's host")
 	w.Flags(fs)
 	f.open.bind(fs)
 	return cmd
@@ -232,6 +248,13 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	if err := w.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if fs.Changed("probe-dir") {
+		if f.noProbe {
+			errs = append(errs, errors.New("--probe-dir and --no-probe are exclusive"))
+		} else if err := checkDir(f.probeDir); err != nil {
+			errs = append(errs, fmt.Errorf("--probe-dir %s", err))
+		}
+	}
 	seed, err := f.open.seedOf()
 	if err != nil {
 		errs = append(errs, err)
@@ -255,6 +278,22 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		return runner.Config{}, &UsageError{Err: err}
 	}
 	return cfg, nil
+}
+
+// checkDir checks that dir is an existing directory; the error is
+// "DIR: reason".
+func checkDir(dir string) error {
+	if dir == "" {
+		return errors.New("is empty")
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %v", dir, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: not a directory", dir)
+	}
+	return nil
 }
 
 // joinUsage joins errors into one usage error of one line.
@@ -315,7 +354,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		if f.repeat > 1 {
 			fmt.Fprintf(e.stdout, "\n== run %d of %d\n", k, f.repeat)
 		}
-		res, err := e.runOnce(ctx, t, name, w, f, cfg, cores)
+		res, err := e.runOnce(ctx, t, name, w, f, cfg, cores, &params.Host)
 		if err != nil {
 			if len(results) == 0 {
 				return err
@@ -369,7 +408,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 
 // runOnce prepares the workload's data and runs the test once, with live
 // lines on the console.
-func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int) (*runner.Result, error) {
+func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int, host **report.Host) (*runner.Result, error) {
 	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
 	start := time.Now()
 	if err := w.Prepare(ctx, t, e.stdout); err != nil {
@@ -381,6 +420,9 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
 
 	info := t.Info()
+	if *host == nil && info.Local && !f.noProbe {
+		*host = e.probeHost(ctx, t, f.probeDir)
+	}
 	var plan string
 	if cfg.Rate > 0 || len(cfg.Steps) > 0 {
 		plan = fmt.Sprintf("%d threads, %s", f.threads, report.OpenLoopPlan(report.LoadOf(cfg)))
@@ -417,3 +459,35 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	live.Done()
 	return res, err
 }
+
+// probeRuns is how many write+fdatasync pairs the pre-run probe times.
+const probeRuns = 200
+
+// probeHost times the flush latency of this host's storage in dir (by
+// default the SQLite file's directory, else the temporary directory) and
+// prints one line. A failed probe is reported and gives nil: the run goes on.
+func (e *env) probeHost(ctx context.Context, t target.Target, dir string) *report.Host {
+	if dir == "" {
+		dir = os.TempDir()
+		if p, ok := t.(interface{ Path() string }); ok {
+			dir = filepath.Dir(p.Path())
+		}
+	}
+	r, err := hostprof.FsyncProbe(ctx, dir, probeRuns)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "fsync probe skipped: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	h := &report.Host{
+		FsyncMs:      report.HostLatency{P50: round3(r.P50Ms), P99: round3(r.P99Ms), Mean: round3(r.MeanMs)},
+		FsyncsPerSec: math.Round(r.SyncsPerSec),
+		N:            r.N,
+		Dir:          dir,
+		Note:         report.HostNote(dir),
+	}
+	fmt.Fprintf(e.stdout, "fsync probe (%d × 4 KiB write+%s in %s): p50 %.3f ms, p99 %.3f ms, mean %.3f ms, %.0f/s — an estimate of the device's flush latency\n",
+		r.N, r.SyncCallName, dir, r.P50Ms, r.P99Ms, r.MeanMs, r.SyncsPerSec)
+	return h
+}
+
+func round3(v float64) float64 { return math.Round(v*1e4) / 1e4 }

@@ -11,7 +11,9 @@
 // Scoring: every rule that matches gets a score in (0, 1], roughly the share
 // of the time (or of the capacity) that its resource explains:
 //
-//	commit-flush   log-sync time per request ÷ mean request time (or the log-IO wait share)
+//	commit-flush   log-sync time per request ÷ mean request time (or the log-IO wait share;
+//	               without either, syncs per request × a local fsync probe's mean
+//	               latency ÷ mean request time, an estimate)
 //	log-rate       the log-IO wait share when measured, else 0.75
 //	storage-queue  the share of each data-file IO spent queueing, 1 − device ÷ file latency,
 //	               weighted by the data-IO wait share when measured
@@ -98,7 +100,12 @@ type Figures struct {
 	SyncsPerReq *float64
 	SyncsAll    bool
 	SyncMs      *float64 // mean latency of one log sync, ms
-	LogMBPerSec *float64
+	// DeviceSyncMs is the mean latency of one write+fdatasync measured by
+	// ceiling on this host (a local server only): an estimate of the
+	// device's flush latency, used when the server times neither its syncs
+	// nor its log-IO waits.
+	DeviceSyncMs *float64
+	LogMBPerSec  *float64
 	// PrevLogMBPerSec is the log MB/s of the previous (next lower rate) step.
 	PrevLogMBPerSec *float64
 
@@ -208,6 +215,8 @@ func topFigures(f Figures) []string {
 		s := fmt.Sprintf("%.3f %s per request", *f.SyncsPerReq, syncWord(f))
 		if f.SyncMs != nil {
 			s += fmt.Sprintf(", %.3f ms per sync", *f.SyncMs)
+		} else if f.DeviceSyncMs != nil {
+			s += fmt.Sprintf(", a local fsync probe took %.3f ms", *f.DeviceSyncMs)
 		}
 		out = append(out, s)
 	}
@@ -291,12 +300,18 @@ func CommitFlushRule(f Figures) Candidate {
 		share = *f.SyncsPerReq * *f.SyncMs / reqMs
 		how = fmt.Sprintf("%.2f %s per commit, %.3f ms per sync, = %.0f%% of each request's time (%.3f ms)",
 			perCommit, syncWord(f), *f.SyncMs, 100*math.Min(share, 1), reqMs)
-	case shares(f.WaitMs) != nil:
+	case shares(f.WaitMs)[WaitLog] > 0 || (shares(f.WaitMs) != nil && (f.DeviceSyncMs == nil || !okReq)):
 		share = shares(f.WaitMs)[WaitLog]
 		how = fmt.Sprintf("%.2f %s per commit; log-IO waits are %.0f%% of the sessions' time (sync latency not measured)",
 			perCommit, syncWord(f), 100*share)
+	case f.DeviceSyncMs != nil && *f.DeviceSyncMs > 0 && okReq:
+		// Neither the sync latency nor a log-IO wait share: estimate the
+		// sync time from ceiling's own flush probe on this host.
+		share = *f.SyncsPerReq * *f.DeviceSyncMs / reqMs
+		how = fmt.Sprintf("%.2f %s per commit, sync latency estimated from a local fsync probe of %.3f ms, ≈ %.0f%% of each request's time (%.3f ms)",
+			perCommit, syncWord(f), *f.DeviceSyncMs, 100*math.Min(share, 1), reqMs)
 	default:
-		c.Why = fmt.Sprintf("not applicable: %.2f %s per commit but neither the sync latency nor the wait times were measured", perCommit, syncWord(f))
+		c.Why = fmt.Sprintf("not applicable: %.2f %s per commit but neither the sync latency, the wait times nor a local fsync probe were measured", perCommit, syncWord(f))
 		return c
 	}
 	share = math.Min(share, 1)

@@ -244,3 +244,27 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitFlushEstimated: without sync latency or log-IO waits, the
+// commit-flush share is estimated from the local fsync probe.
+func TestCommitFlushEstimated(t *testing.T) {
+	one, mean, rps, dev := 1.0, 0.25, 4000.0, 0.13
+	f := Figures{Scope: "run", Threads: 1, Requests: 12000, RequestsPerSec: &rps, MeanLatencyMs: &mean, SyncsPerReq: &one, SyncsAll: true}
+	if v := Diagnose(f); v.Bottleneck != None {
+		t.Fatalf("without a probe: %s, want none", v.Bottleneck)
+	}
+	f.DeviceSyncMs = &dev
+	v := Diagnose(f)
+	if v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "estimated from a local fsync probe of 0.130 ms") {
+		t.Fatalf("with a probe: %s %q", v.Bottleneck, v.Evidence)
+	}
+	if g := v.Suggestions[0].PredictedGain; g == nil || math.Abs(*g-1/(1-0.52)) > 0.01 {
+		t.Fatalf("predicted gain %v, want %.2f", g, 1/(1-0.52))
+	}
+	// Server timing wins over the probe.
+	sync := 0.02
+	f.SyncMs = &sync
+	if v := Diagnose(f); v.Bottleneck != None {
+		t.Fatalf("with server sync timing of 0.02 ms: %s, want none (probe ignored)", v.Bottleneck)
+	}
+}

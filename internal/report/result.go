@@ -47,11 +47,14 @@ type Result struct {
 	Runs      []RunSummary    `json:"runs"`  // one per repeat when --repeat > 1
 	// RepeatStats is the spread of the headline figures over the repeats
 	// (null without --repeat): {metric: {mean, stddev, ci95_low, ci95_high, n}}.
-	RepeatStats map[string]*Stat  `json:"repeat_stats"`
-	Knee        *Knee             `json:"knee,omitempty"` // ceiling knee only
-	Verdict     *diagnose.Verdict `json:"verdict"`        // null when nothing was measured
-	Histograms  map[string]string `json:"histograms"`
-	Notes       []string          `json:"notes,omitempty"`
+	RepeatStats map[string]*Stat `json:"repeat_stats"`
+	Knee        *Knee            `json:"knee,omitempty"` // ceiling knee only
+	// Host is ceiling's flush probe of this host, taken before the run when
+	// the server is local (null otherwise, or with --no-probe).
+	Host       *Host             `json:"host"`
+	Verdict    *diagnose.Verdict `json:"verdict"` // null when nothing was measured
+	Histograms map[string]string `json:"histograms"`
+	Notes      []string          `json:"notes,omitempty"`
 }
 
 // Tool identifies the ceiling build.
@@ -216,6 +219,29 @@ type Params struct {
 	Info       target.Info
 	Cores      int
 	CommandRaw string
+	Host       *Host // the flush probe, or nil
+}
+
+// Host is a flush probe of the local host (result key "host").
+type Host struct {
+	FsyncMs      HostLatency `json:"fsync_ms"`
+	FsyncsPerSec float64     `json:"fsyncs_per_sec"`
+	N            int         `json:"n"`
+	Dir          string      `json:"dir"`
+	Note         string      `json:"note"`
+}
+
+// HostLatency is the latency of one 4 KiB write + fdatasync, ms.
+type HostLatency struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+}
+
+// HostNote explains what a flush probe measured in dir.
+func HostNote(dir string) string {
+	return "measured by ceiling with fdatasync on a file in " + dir +
+		"; an estimate of the device's flush latency, not the server's log file"
 }
 
 // openLoop reports whether the load model is the open loop.
@@ -236,6 +262,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		Runs:       []RunSummary{},
 		Histograms: map[string]string{},
 		Files:      []File{},
+		Host:       p.Host,
 	}
 	res.ID = fmt.Sprintf("%s-%s-%s", r.Started.UTC().Format("20060102-150405"), p.Workload, p.Info.Engine)
 

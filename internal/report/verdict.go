@@ -87,7 +87,16 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		counters, secs = res.Evidence.Counters, res.Evidence.Seconds
 	}
 	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
+	f.DeviceSyncMs = deviceSync(res)
 	return f
+}
+
+// deviceSync is the mean latency of the host's flush probe, or nil.
+func deviceSync(res *Result) *float64 {
+	if res.Host == nil || res.Host.FsyncMs.Mean <= 0 {
+		return nil
+	}
+	return f64(res.Host.FsyncMs.Mean)
 }
 
 // stepFigures gathers the figures of one open-loop step.
@@ -111,6 +120,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float6
 		}
 	}
 	fillServer(&f, counters, secs, files, s.Costs, res.Client.Cores)
+	f.DeviceSyncMs = deviceSync(res)
 	return f
 }
 

@@ -67,9 +67,13 @@ type Target interface {
 
 // Info describes a target for results and the console.
 type Info struct {
-	Engine     string            `json:"engine"` // "sqlite" | "postgres" | "mysql"
-	Version    string            `json:"version"`
-	DSN        string            `json:"dsn"` // password redacted
+	Engine  string `json:"engine"` // "sqlite" | "postgres" | "mysql"
+	Version string `json:"version"`
+	DSN     string `json:"dsn"` // password redacted
+	// Local is true when the server runs on this host (SQLite always; a
+	// server reached by Unix socket, localhost or a loopback address), so
+	// host measurements (CPU, a flush probe) describe the server's machine.
+	Local      bool              `json:"local"`
 	Durability DurabilityInfo    `json:"durability"`
 	Settings   map[string]string `json:"settings,omitempty"` // relevant server settings at open
 }

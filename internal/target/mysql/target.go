@@ -149,7 +149,7 @@ func (t *myTarget) conn(ctx context.Context) (*sql.Conn, error) {
 
 // readInfo reads the version and the settings snapshot on the admin session.
 func (t *myTarget) readInfo(ctx context.Context) error {
-	info := target.Info{Engine: "mysql", DSN: target.Redact(t.dsn), Settings: map[string]string{}}
+	info := target.Info{Engine: "mysql", DSN: target.Redact(t.dsn), Local: t.local(), Settings: map[string]string{}}
 	if err := t.admin.QueryRowContext(ctx, "SELECT VERSION()").Scan(&info.Version); err != nil {
 		return fmt.Errorf("mysql: read version: %w", err)
 	}

