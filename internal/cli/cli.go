@@ -18,6 +18,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
+	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
 
@@ -212,6 +213,36 @@ func closeTarget(t target.Target) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return t.Close(ctx)
+}
+
+// openForRun checks that the result can be written, opens the target and
+// prints the header line. The returned function closes the target (restoring
+// any setting) the first time it is called; callers defer it.
+func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, threads int, what string) (target.Target, func() error, error) {
+	if err := checkOutDir(out); err != nil {
+		return nil, nil, err
+	}
+	t, err := e.openTarget(ctx, f, threads)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := t.Info()
+	fmt.Fprintf(e.stdout, "ceiling %s: %s on %s %s (%s)\n", version(), what, info.Engine, info.Version, info.DSN)
+	return t, onceCloser(t), nil
+}
+
+// prepareWorkload runs w.Prepare with progress and timing on the console.
+func (e *env) prepareWorkload(ctx context.Context, t target.Target, name string, w workload.Workload) error {
+	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
+	start := time.Now()
+	if err := w.Prepare(ctx, t, e.stdout); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while preparing %s", name)
+		}
+		return fmt.Errorf("prepare %s: %w", name, err)
+	}
+	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
+	return nil
 }
 
 // onceCloser returns a function that closes t the first time it is called

@@ -167,30 +167,19 @@ func parsePercent(s string) (float64, error) {
 }
 
 func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kneeFlags, slo knee.SLO, sp knee.Params, cfg runner.Config) (err error) {
-	if err := checkOutDir(f.out); err != nil {
-		return err
-	}
-	t, err := e.openTarget(ctx, &f.targetFlags, f.threads)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, "knee of "+name)
 	if err != nil {
 		return err
 	}
-	closeOnce := onceCloser(t)
 	defer func() {
 		if cerr := closeOnce(); cerr != nil && err == nil {
 			err = fmt.Errorf("restore settings: %w", cerr)
 		}
 	}()
 	info := t.Info()
-	fmt.Fprintf(e.stdout, "ceiling %s: knee of %s on %s %s (%s)\n", version(), name, info.Engine, info.Version, info.DSN)
-	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
-	start := time.Now()
-	if err := w.Prepare(ctx, t, e.stdout); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted while preparing %s", name)
-		}
-		return fmt.Errorf("prepare %s: %w", name, err)
+	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
+		return err
 	}
-	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
 	e.printKneePlan(f, slo, sp, info)
 
 	var probes []*runner.Result

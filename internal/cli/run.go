@@ -328,21 +328,16 @@ func unwrapPath(err error) error {
 }
 
 func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runFlags, cfg runner.Config) (err error) {
-	if err := checkOutDir(f.out); err != nil {
-		return err
-	}
-	t, err := e.openTarget(ctx, &f.targetFlags, f.threads)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, name)
 	if err != nil {
 		return err
 	}
-	closeOnce := onceCloser(t)
 	defer func() {
 		if cerr := closeOnce(); cerr != nil && err == nil {
 			err = fmt.Errorf("restore settings: %w", cerr)
 		}
 	}()
 	info := t.Info()
-	fmt.Fprintf(e.stdout, "ceiling %s: %s on %s %s (%s)\n", version(), name, info.Engine, info.Version, info.DSN)
 
 	cores := runtime.NumCPU()
 	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: info, Cores: cores}
@@ -409,15 +404,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 // runOnce prepares the workload's data and runs the test once, with live
 // lines on the console.
 func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int, host **report.Host) (*runner.Result, error) {
-	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
-	start := time.Now()
-	if err := w.Prepare(ctx, t, e.stdout); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted while preparing %s", name)
-		}
-		return nil, fmt.Errorf("prepare %s: %w", name, err)
+	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
 
 	info := t.Info()
 	if *host == nil && info.Local && !f.noProbe {
