@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/predict"
+)
+
+func TestPredictCmd(t *testing.T) {
+	ctx := context.Background()
+	fixture := "../predict/testdata/result.json"
+	code, out, errs := runCLI(t, ctx, "predict", fixture)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	ps, err := predict.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		n := 0
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, p.Name+" ") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d rows for %s in\n%s", n, p.Name, out)
+		}
+	}
+	if !strings.Contains(out, "concurrency") {
+		t.Errorf("no commit-flush caveat in\n%s", out)
+	}
+
+	code, out, errs = runCLI(t, ctx, "predict", fixture, "--profile", "azure-sql-gp-4")
+	if code != 0 || !strings.Contains(out, "bound by log-mb") || !strings.Contains(out, "not modelled") {
+		t.Errorf("detail: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI(t, ctx, "predict", fixture, "--json")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "[") {
+		t.Errorf("--json: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, ctx, "profiles")
+	if code != 0 || !strings.Contains(out, "azure-mi-gp-file-128g") || !strings.Contains(out, "source:") {
+		t.Errorf("profiles: exit %d\n%s", code, out)
+	}
+
+	for _, args := range [][]string{
+		{"predict", fixture, "--profile", "no-such-profile"},
+		{"predict", "no-such-result.json"},
+		{"predict"},
+		{"predict", "../predict/profiles/azure-sql-gp-2.yaml"},
+	} {
+		code, _, errs := runCLI(t, ctx, args...)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
+		}
+	}
+}

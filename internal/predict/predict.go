@@ -1,0 +1,162 @@
+package predict
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Resource names, in the order they are reported.
+const (
+	LogMB    = "log-mb"    // log MiB/s ÷ log bytes per request
+	LogSyncs = "log-syncs" // log flushes/s ÷ log flushes per request
+	DataIOPS = "data-iops" // data IOPS ÷ data reads+writes per request
+	DataMB   = "data-mb"   // data MiB/s ÷ data bytes per request
+	CPU      = "cpu"       // cores ÷ CPU seconds per request
+)
+
+// Limit is one resource of a prediction.
+type Limit struct {
+	Resource string   `json:"resource"`
+	Limit    *float64 `json:"limit"`     // the profile's figure; null = not given
+	Unit     string   `json:"unit"`      // of Limit
+	Cost     *float64 `json:"cost"`      // per request, from the result; null = not measured
+	CostUnit string   `json:"cost_unit"` // of Cost
+	// Capacity is Limit ÷ Cost in requests/s; null when not modelled or when
+	// the cost is 0 (the resource does not bound the rate).
+	Capacity    *float64 `json:"capacity_requests_per_sec"`
+	Headroom    *float64 `json:"headroom"` // Capacity ÷ the predicted ceiling
+	Binding     bool     `json:"binding"`
+	NotModelled string   `json:"not_modelled,omitempty"` // why, when not modelled
+	Note        string   `json:"note,omitempty"`
+}
+
+// Prediction is the predicted ceiling of a result's workload under a profile.
+type Prediction struct {
+	Profile    string `json:"profile"`
+	Title      string `json:"title"`
+	Source     string `json:"source"`
+	SourceDate string `json:"source_date"`
+	// RequestsPerSec is min over the modelled limits' capacities; null when
+	// nothing could be modelled.
+	RequestsPerSec         *float64 `json:"requests_per_sec"`
+	Binding                string   `json:"binding"` // resource of the minimum; "" when none
+	MeasuredRequestsPerSec float64  `json:"measured_requests_per_sec"`
+	Limits                 []Limit  `json:"limits"`
+	Caveats                []string `json:"caveats,omitempty"`
+}
+
+func f64(v float64) *float64 { return &v }
+
+// counterPerOp is evidence counter key ÷ requests, or nil.
+func counterPerOp(r *report.Result, keys ...string) *float64 {
+	if r.Evidence == nil || r.Summary.Requests <= 0 {
+		return nil
+	}
+	sum := 0.0
+	for _, k := range keys {
+		v, ok := r.Evidence.Counters[k]
+		if !ok {
+			return nil
+		}
+		sum += v
+	}
+	return f64(sum / float64(r.Summary.Requests))
+}
+
+// Predict divides each of the profile's limits by the result's cost per
+// request of that resource; the predicted ceiling is the minimum and the
+// binding resource its argmin. A limit or cost that is missing is listed as
+// not modelled.
+func Predict(r *report.Result, p Profile) Prediction {
+	pr := Prediction{Profile: p.Name, Title: p.Title, Source: p.Source, SourceDate: p.SourceDate,
+		MeasuredRequestsPerSec: r.Summary.RequestsPerSec}
+	c := r.Costs
+
+	// log MB/s
+	logMB := Limit{Resource: LogMB, Limit: p.Limits.LogMBPerSec, Unit: "MiB/s", Cost: c.LogBytesPerOp, CostUnit: "bytes/req"}
+	logMB.Capacity, logMB.NotModelled = capacity(logMB.Limit, c.LogBytesPerOp, report.MB, "log bytes per request")
+
+	// log flushes/s
+	syncs := Limit{Resource: LogSyncs, Limit: p.Limits.LogSyncsPerSec, Unit: "flushes/s", Cost: c.LogSyncsPerOp, CostUnit: "flushes/req"}
+	if syncs.Cost == nil && c.DataSyncsPerOp != nil {
+		syncs.Cost = c.DataSyncsPerOp
+		syncs.Note = "log flushes not counted separately (MariaDB): data_syncs_per_op, log and data fsyncs together, used as the flush cost"
+	}
+	syncs.Capacity, syncs.NotModelled = capacity(syncs.Limit, syncs.Cost, 1, "log flushes per request")
+
+	// data IOPS
+	iops := Limit{Resource: DataIOPS, Limit: p.Limits.DataIOPS, Unit: "IOPS", CostUnit: "IOs/req"}
+	if c.DataReadsPerOp != nil && c.DataWritesPerOp != nil {
+		iops.Cost = f64(*c.DataReadsPerOp + *c.DataWritesPerOp)
+	}
+	iops.Capacity, iops.NotModelled = capacity(iops.Limit, iops.Cost, 1, "data reads and writes per request")
+
+	// data MB/s
+	dmb := Limit{Resource: DataMB, Limit: p.Limits.DataMBPerSec, Unit: "MiB/s", CostUnit: "bytes/req",
+		Cost: counterPerOp(r, target.CtrDataBytesRead, target.CtrDataBytesWrite)}
+	dmb.Capacity, dmb.NotModelled = capacity(dmb.Limit, dmb.Cost, report.MB, "data bytes read and written per request")
+
+	// CPU
+	cpu := Limit{Resource: CPU, Limit: p.Limits.Cores, Unit: "cores", CostUnit: "CPU s/req"}
+	if c.CPUusPerOp != nil {
+		cpu.Cost = f64(*c.CPUusPerOp / 1e6)
+	} else {
+		cpu.Cost = counterPerOp(r, target.CtrServerCPUSec)
+		if cpu.Cost != nil {
+			cpu.Note = "CPU per request = evidence server_cpu_s ÷ requests"
+		}
+	}
+	cpu.Capacity, cpu.NotModelled = capacity(cpu.Limit, cpu.Cost, 1, "server CPU per request")
+
+	pr.Limits = []Limit{logMB, syncs, iops, dmb, cpu}
+	best := -1
+	for i, l := range pr.Limits {
+		if l.Capacity != nil && (best < 0 || *l.Capacity < *pr.Limits[best].Capacity) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		ceil := *pr.Limits[best].Capacity
+		pr.RequestsPerSec = f64(ceil)
+		pr.Binding = pr.Limits[best].Resource
+		pr.Limits[best].Binding = true
+		for i := range pr.Limits {
+			if cp := pr.Limits[i].Capacity; cp != nil && ceil > 0 {
+				pr.Limits[i].Headroom = f64(*cp / ceil)
+			}
+		}
+	} else {
+		pr.Caveats = append(pr.Caveats, "nothing modelled: no limit of the profile has a measured cost in the result")
+	}
+	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.CommitFlush {
+		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the run was commit-flush bound (latency-bound at %d thread(s)): "+
+			"the prediction assumes enough concurrency to reach the profile's limits", r.Load.Threads))
+	}
+	if r.Partial {
+		pr.Caveats = append(pr.Caveats, "the result is partial: its costs may not be representative")
+	}
+	if r.Target.Engine != "" {
+		pr.Caveats = append(pr.Caveats, fmt.Sprintf("costs per request are %s's as measured; another engine's may differ", r.Target.Engine))
+	}
+	return pr
+}
+
+// capacity is limit×scale ÷ cost, or why it is not modelled. A cost of 0
+// does not bound the rate: nil capacity with no reason.
+func capacity(limit, cost *float64, scale float64, what string) (*float64, string) {
+	switch {
+	case limit == nil && cost == nil:
+		return nil, "no limit in the profile; " + what + " not measured"
+	case limit == nil:
+		return nil, "no limit in the profile"
+	case cost == nil:
+		return nil, what + " not measured"
+	case *cost <= 0 || math.IsNaN(*cost):
+		return nil, ""
+	}
+	return f64(*limit * scale / *cost), ""
+}

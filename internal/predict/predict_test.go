@@ -1,0 +1,201 @@
+package predict
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/report"
+)
+
+func p64(v float64) *float64 { return &v }
+
+func load(t *testing.T, name string) *report.Result {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestShippedProfiles(t *testing.T) {
+	ps, err := Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"azure-2014-basic", "azure-2014-s1", "azure-2014-p1", "azure-2014-web-business",
+		"azure-sql-gp-2", "azure-sql-gp-4", "azure-sql-gp-8", "azure-sql-gp-16",
+		"azure-sql-bc-2", "azure-sql-bc-4", "azure-sql-bc-8", "azure-sql-bc-16",
+		"azure-mi-gp-file-128g", "azure-mi-gp-file-512g", "azure-mi-gp-file-1t", "azure-mi-gp-file-2t"}
+	byName := map[string]Profile{}
+	for _, p := range ps {
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		if p.Source == "" || p.SourceDate == "" || p.Limits.count() == 0 {
+			t.Errorf("%s: source %q date %q limits %d", p.Name, p.Source, p.SourceDate, p.Limits.count())
+		}
+		byName[p.Name] = p
+	}
+	for _, n := range want {
+		if _, ok := byName[n]; !ok {
+			t.Errorf("profile %s not shipped", n)
+		}
+	}
+	// Spot-check figures against the sources.
+	checks := []struct {
+		name string
+		got  *float64
+		want float64
+	}{
+		{"basic log", byName["azure-2014-basic"].Limits.LogMBPerSec, 0.1617},       // 9.7 MB/min
+		{"web log", byName["azure-2014-web-business"].Limits.LogMBPerSec, 1.9},     // 114 MB/min
+		{"gp-16 log (capped)", byName["azure-sql-gp-16"].Limits.LogMBPerSec, 50},   // 4.5×16 > 50
+		{"gp-4 log", byName["azure-sql-gp-4"].Limits.LogMBPerSec, 18},              // 4.5×4
+		{"bc-16 log (capped)", byName["azure-sql-bc-16"].Limits.LogMBPerSec, 96},   // 12×16 > 96
+		{"mi 128g iops", byName["azure-mi-gp-file-128g"].Limits.DataIOPS, 500},     //
+		{"mi 512g MB/s", byName["azure-mi-gp-file-512g"].Limits.DataMBPerSec, 150}, //
+		{"mi 2t iops", byName["azure-mi-gp-file-2t"].Limits.DataIOPS, 7500},        //
+	}
+	for _, c := range checks {
+		if c.got == nil || !near(*c.got, c.want) {
+			t.Errorf("%s = %v, want %g", c.name, c.got, c.want)
+		}
+	}
+	if byName["azure-sql-gp-4"].Limits.DataIOPS != nil {
+		t.Error("vCore IOPS should not be modelled")
+	}
+}
+
+func TestPredict(t *testing.T) {
+	r := load(t, "result.json")
+	// Fixture costs: log 4096 B/req, 1 flush/req, 0.5+1.5 data IOs/req,
+	// 2097152/1000 data bytes/req, 0.5 s CPU / 1000 req = 0.0005 s/req.
+	cases := []struct {
+		name     string
+		limits   Limits
+		want     float64
+		binding  string
+		headroom map[string]float64
+		notMod   []string
+	}{
+		{"all five", Limits{LogMBPerSec: p64(4), LogSyncsPerSec: p64(2000), DataIOPS: p64(1000), DataMBPerSec: p64(10), Cores: p64(2)},
+			500, DataIOPS, // 1000 IOPS ÷ 2 IOs
+			map[string]float64{LogMB: 1024.0 / 500, LogSyncs: 4, DataMB: 10, CPU: 8}, nil},
+		{"log only", Limits{LogMBPerSec: p64(4)}, 1024, LogMB, map[string]float64{},
+			[]string{LogSyncs, DataIOPS, DataMB, CPU}},
+		{"log vs flushes", Limits{LogMBPerSec: p64(1), LogSyncsPerSec: p64(2000)}, 256, LogMB,
+			map[string]float64{LogSyncs: 2000.0 / 256}, []string{DataIOPS, DataMB, CPU}},
+		{"cores bind", Limits{Cores: p64(0.1), DataIOPS: p64(1000)}, 200, CPU,
+			map[string]float64{DataIOPS: 2.5}, []string{LogMB, LogSyncs, DataMB}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := Predict(r, Profile{Name: "t", Limits: tc.limits})
+			if pr.RequestsPerSec == nil || !near(*pr.RequestsPerSec, tc.want) {
+				t.Fatalf("ceiling = %v, want %g", pr.RequestsPerSec, tc.want)
+			}
+			if pr.Binding != tc.binding {
+				t.Errorf("binding = %s, want %s", pr.Binding, tc.binding)
+			}
+			if pr.MeasuredRequestsPerSec != 500 {
+				t.Errorf("measured = %g", pr.MeasuredRequestsPerSec)
+			}
+			nm := map[string]bool{}
+			for _, l := range pr.Limits {
+				if l.NotModelled != "" {
+					nm[l.Resource] = true
+				}
+				if l.Resource == tc.binding {
+					if !l.Binding || l.Headroom == nil || !near(*l.Headroom, 1) {
+						t.Errorf("binding limit %+v", l)
+					}
+					continue
+				}
+				if want, ok := tc.headroom[l.Resource]; ok {
+					if l.Headroom == nil || !near(*l.Headroom, want) {
+						t.Errorf("%s headroom = %v, want %g", l.Resource, l.Headroom, want)
+					}
+				} else if l.Headroom != nil {
+					t.Errorf("%s headroom = %g, want none", l.Resource, *l.Headroom)
+				}
+			}
+			for _, n := range tc.notMod {
+				if !nm[n] {
+					t.Errorf("%s should be not modelled", n)
+				}
+			}
+			if len(nm) != len(tc.notMod) {
+				t.Errorf("not modelled %v, want %v", nm, tc.notMod)
+			}
+			if !strings.Contains(strings.Join(pr.Caveats, "\n"), "concurrency") {
+				t.Errorf("commit-flush run without concurrency caveat: %v", pr.Caveats)
+			}
+		})
+	}
+}
+
+func TestPredictMissingCosts(t *testing.T) {
+	r := load(t, "no-costs.json")
+	// No log bytes, no CPU, no data IOs: not modelled; the MariaDB-style
+	// flush cost (data_syncs_per_op 0.5, no log_syncs_per_op) is used.
+	pr := Predict(r, Profile{Name: "t", Limits: Limits{LogMBPerSec: p64(10), DataIOPS: p64(500), Cores: p64(4)}})
+	if pr.RequestsPerSec != nil || pr.Binding != "" {
+		t.Fatalf("ceiling %v %q, want none", pr.RequestsPerSec, pr.Binding)
+	}
+	for _, l := range pr.Limits {
+		if l.NotModelled == "" {
+			t.Errorf("%s modelled: %+v", l.Resource, l)
+		}
+	}
+	pr = Predict(r, Profile{Name: "t", Limits: Limits{LogSyncsPerSec: p64(100), LogMBPerSec: p64(10)}})
+	if pr.RequestsPerSec == nil || !near(*pr.RequestsPerSec, 200) || pr.Binding != LogSyncs {
+		t.Fatalf("ceiling %v %q, want 200 log-syncs", pr.RequestsPerSec, pr.Binding)
+	}
+	if pr.Limits[1].Note == "" {
+		t.Error("data_syncs_per_op used as the flush cost without saying so")
+	}
+	if strings.Contains(strings.Join(pr.Caveats, "\n"), "concurrency") {
+		t.Error("concurrency caveat on a cpu-bound run")
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "this-host.json")
+	os.WriteFile(host, []byte(`{"name":"this-host","measured_at":"2026-01-02T03:04:05Z","source":"ceiling profile-host","dir":"/tmp",
+"fsync_ms":{"p50":0.2,"p99":1,"mean":0.3},"fsyncs_per_sec":4000,"seq_write_mb_per_sec":800.5,"cores":8}`), 0o644)
+	p, err := Load(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "this-host" || p.SourceDate != "2026-01-02" || *p.Limits.LogSyncsPerSec != 4000 ||
+		*p.Limits.LogMBPerSec != 800.5 || *p.Limits.DataMBPerSec != 800.5 || *p.Limits.Cores != 8 || p.Limits.DataIOPS != nil {
+		t.Errorf("host profile %+v", p)
+	}
+	y := filepath.Join(dir, "disk.yaml")
+	os.WriteFile(y, []byte("name: disk\nsource: me\nsource_date: '2026'\nlimits:\n  data_iops: 3000\n"), 0o644)
+	if p, err = Load(y); err != nil || *p.Limits.DataIOPS != 3000 {
+		t.Errorf("yaml profile %+v %v", p, err)
+	}
+	if p, err = Load("azure-sql-bc-4"); err != nil || *p.Limits.LogMBPerSec != 48 {
+		t.Errorf("shipped %+v %v", p, err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nsource: s\nsource_date: d\nlimits: {log_mb_per_sec: -1}\n"), 0o644)
+	for _, a := range []string{"no-such-profile", bad, filepath.Join(dir, "missing.yaml")} {
+		if _, err := Load(a); err == nil {
+			t.Errorf("Load(%s): no error", a)
+		}
+	}
+}
