@@ -1,0 +1,146 @@
+// Package directsel implements the direct-selects workload of the source
+// tests: each request selects one row, all columns, by a random live id.
+//
+// It also exports the row reading helpers the mixed and indirect-selects
+// workloads share: SelectSQL and RowReader.
+package directsel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+	"github.com/ceiling-db/ceiling/internal/workload/rowdata"
+)
+
+// Meta registers the workload.
+var Meta = workload.Meta{
+	Name:        "direct-selects",
+	Description: "single-row selects (all columns) of a ~400-byte row by a random live id",
+	New:         func() workload.Workload { return &DirectSel{} },
+}
+
+const table = "rows"
+
+// OpSelect is the only operation.
+const OpSelect = 0
+
+// DirectSel is the direct-selects workload.
+type DirectSel struct {
+	Rows int64
+	Seed uint64
+
+	live *rowdata.LiveSet
+}
+
+var _ workload.Workload = (*DirectSel)(nil)
+
+// Flags implements workload.Workload.
+func (w *DirectSel) Flags(fs *pflag.FlagSet) {
+	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
+	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
+}
+
+// Validate implements workload.Workload.
+func (w *DirectSel) Validate() error {
+	if w.Rows < 1 {
+		return fmt.Errorf("--rows must be at least 1 (selects need rows), got %d", w.Rows)
+	}
+	return nil
+}
+
+// Params implements workload.Workload.
+func (w *DirectSel) Params() map[string]any {
+	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes}
+}
+
+// Ops implements workload.Workload.
+func (w *DirectSel) Ops() []string { return []string{"select"} }
+
+// Tables implements workload.Workload.
+func (w *DirectSel) Tables() []string { return []string{table} }
+
+// Prepare implements workload.Workload.
+func (w *DirectSel) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	w.live = rowdata.NewLiveSet(w.Rows)
+	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
+}
+
+// NewWorker implements workload.Workload.
+func (w *DirectSel) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
+	if w.live == nil {
+		return nil, errors.New("direct-selects: Prepare was not run")
+	}
+	d := t.Dialect()
+	return &worker{
+		live: w.live,
+		conn: conn,
+		rng:  rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		sql:  SelectSQL(d, table, "row_id = "+d.Placeholder(1)),
+	}, nil
+}
+
+type worker struct {
+	live *rowdata.LiveSet
+	conn target.Conn
+	rng  *rand.Rand
+	sql  string
+	rr   RowReader
+}
+
+func (k *worker) Do(ctx context.Context) (workload.Result, error) {
+	id, _, ok := k.live.Peek(k.rng)
+	if !ok {
+		return workload.Result{Op: OpSelect}, errors.New("direct-selects: no live rows")
+	}
+	n, b, err := k.rr.Query(ctx, k.conn, k.sql, id)
+	return workload.Result{Op: OpSelect, Rows: n, Bytes: b}, err
+}
+
+// SelectSQL returns "SELECT <all columns> FROM <table> WHERE <where>".
+func SelectSQL(d target.Dialect, table, where string) string {
+	return "SELECT " + strings.Join(rowdata.Columns, ", ") + " FROM " + d.Table(table) + " WHERE " + where
+}
+
+// RowReader scans rows of the shared row table (all columns, in
+// rowdata.Columns order) and counts their data bytes by SQL type sizes: the
+// fixed-width columns by their type's size, varchars by their length. It
+// reuses its scan destinations; one per worker.
+type RowReader struct {
+	row  rowdata.Row
+	dest []any
+}
+
+// Query runs sql with args and reads every returned row, returning the
+// number of rows and their data bytes.
+func (r *RowReader) Query(ctx context.Context, conn target.Conn, sql string, args ...any) (n, bytes int64, err error) {
+	if r.dest == nil {
+		x := &r.row
+		r.dest = []any{&x.ID, &x.Bit, &x.Tinyint, &x.Smallint, &x.Int, &x.Bigint,
+			&x.Datetime, &x.Float, &x.Money, &x.Short, &x.Mid, &x.Long}
+	}
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	for rows.Next() {
+		if err := rows.Scan(r.dest...); err != nil {
+			_ = rows.Close()
+			return n, bytes, err
+		}
+		n++
+		bytes += r.row.Bytes()
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return n, bytes, err
+}

@@ -1,0 +1,182 @@
+// Package mixed implements the mixed workload of the source tests: each
+// request is, at random, an insert (20%), a select (30%: direct 75%,
+// indirect 25%, i.e. 22.5% and 7.5% of requests), an update (30%) or a
+// delete (20%) on the shared row table, each in its own transaction.
+//
+// With no live row left, a request that needs one (select, update, delete)
+// inserts instead.
+package mixed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+	"github.com/ceiling-db/ceiling/internal/workload/directsel"
+	"github.com/ceiling-db/ceiling/internal/workload/indsel"
+	"github.com/ceiling-db/ceiling/internal/workload/rowdata"
+	"github.com/ceiling-db/ceiling/internal/workload/updates"
+)
+
+// Meta registers the workload.
+var Meta = workload.Meta{
+	Name:        "mixed",
+	Description: "insert 20% / select 30% (direct 75%, indirect 25%) / update 30% / delete 20% of a ~400-byte row",
+	New:         func() workload.Workload { return &Mixed{} },
+}
+
+const table = "rows"
+
+// Operation indexes.
+const (
+	OpInsert = iota
+	OpSelectDirect
+	OpSelectIndirect
+	OpUpdate
+	OpDelete
+)
+
+// Mix in per mille of requests, in operation order.
+var Mix = [...]int{OpInsert: 200, OpSelectDirect: 225, OpSelectIndirect: 75, OpUpdate: 300, OpDelete: 200}
+
+// Mixed is the mixed workload.
+type Mixed struct {
+	Rows int64
+	Seed uint64
+
+	live *rowdata.LiveSet
+}
+
+var _ workload.Workload = (*Mixed)(nil)
+
+// Flags implements workload.Workload.
+func (w *Mixed) Flags(fs *pflag.FlagSet) {
+	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
+	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
+}
+
+// Validate implements workload.Workload.
+func (w *Mixed) Validate() error {
+	if w.Rows < 0 {
+		return fmt.Errorf("--rows must be zero or more, got %d", w.Rows)
+	}
+	return nil
+}
+
+// Params implements workload.Workload.
+func (w *Mixed) Params() map[string]any {
+	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes,
+		"insert_pct": 20.0, "select_direct_pct": 22.5, "select_indirect_pct": 7.5, "update_pct": 30.0, "delete_pct": 20.0,
+		"range_rows_mean": indsel.MeanRangeLength, "filter_selectivity": indsel.Selectivity}
+}
+
+// Ops implements workload.Workload.
+func (w *Mixed) Ops() []string {
+	return []string{"insert", "select-direct", "select-indirect", "update", "delete"}
+}
+
+// Tables implements workload.Workload.
+func (w *Mixed) Tables() []string { return []string{table} }
+
+// Prepare implements workload.Workload.
+func (w *Mixed) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	w.live = rowdata.NewLiveSet(w.Rows)
+	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
+}
+
+// NewWorker implements workload.Workload.
+func (w *Mixed) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
+	if w.live == nil {
+		return nil, errors.New("mixed: Prepare was not run")
+	}
+	d := t.Dialect()
+	return &worker{
+		live:      w.live,
+		conn:      conn,
+		rng:       rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		insertSQL: rowdata.InsertSQL(d, table),
+		deleteSQL: "DELETE FROM " + d.Table(table) + " WHERE row_id = " + d.Placeholder(1),
+		selectSQL: directsel.SelectSQL(d, table, "row_id = "+d.Placeholder(1)),
+		up:        updates.NewUpdater(d, table, conn),
+		ranger:    indsel.NewRanger(d, table, conn),
+		args:      make([]any, 0, rowdata.NumColumns),
+	}, nil
+}
+
+type worker struct {
+	live      *rowdata.LiveSet
+	conn      target.Conn
+	rng       *rand.Rand
+	row       rowdata.Row
+	args      []any
+	insertSQL string
+	deleteSQL string
+	selectSQL string
+	rr        directsel.RowReader
+	up        *updates.Updater
+	ranger    *indsel.Ranger
+}
+
+// pick draws an operation from Mix.
+func (k *worker) pick() int {
+	x := k.rng.IntN(1000)
+	for op, w := range Mix {
+		if x < w {
+			return op
+		}
+		x -= w
+	}
+	return OpDelete
+}
+
+func (k *worker) Do(ctx context.Context) (workload.Result, error) {
+	switch k.pick() {
+	case OpSelectDirect:
+		if id, _, ok := k.live.Peek(k.rng); ok {
+			n, b, err := k.rr.Query(ctx, k.conn, k.selectSQL, id)
+			return workload.Result{Op: OpSelectDirect, Rows: n, Bytes: b}, err
+		}
+	case OpSelectIndirect:
+		if n, b, ok, err := k.ranger.Select(ctx, k.live, k.rng); ok {
+			return workload.Result{Op: OpSelectIndirect, Rows: n, Bytes: b}, err
+		}
+	case OpUpdate:
+		if n, b, ok, err := k.up.Update(ctx, k.live, k.rng); ok {
+			return workload.Result{Op: OpUpdate, Rows: n, Bytes: b}, err
+		}
+	case OpDelete:
+		if id, size, ok := k.live.Take(k.rng); ok {
+			return k.delete(ctx, id, size)
+		}
+	}
+	return k.insert(ctx)
+}
+
+func (k *worker) insert(ctx context.Context) (workload.Result, error) {
+	id := k.live.NextID()
+	rowdata.Fill(&k.row, k.rng, id)
+	k.args = k.row.Args(k.args[:0])
+	n, err := k.conn.Exec(ctx, k.insertSQL, k.args...)
+	if err != nil {
+		return workload.Result{Op: OpInsert}, err
+	}
+	size := k.row.Bytes()
+	k.live.Add(id, size)
+	return workload.Result{Op: OpInsert, Rows: n, Bytes: n * size}, nil
+}
+
+func (k *worker) delete(ctx context.Context, id, size int64) (workload.Result, error) {
+	n, err := k.conn.Exec(ctx, k.deleteSQL, id)
+	if err != nil {
+		// The row may still be there: keep it eligible for a later delete.
+		k.live.Add(id, size)
+		return workload.Result{Op: OpDelete}, err
+	}
+	return workload.Result{Op: OpDelete, Rows: n, Bytes: n * size}, nil
+}

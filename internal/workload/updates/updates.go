@@ -1,0 +1,158 @@
+// Package updates implements the updates workload of the source tests: each
+// request updates every non-key column of one random live row with freshly
+// generated values, in its own transaction.
+//
+// It also exports UpdateSQL and Updater, which the mixed workload shares.
+package updates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+	"github.com/ceiling-db/ceiling/internal/workload/rowdata"
+)
+
+// Meta registers the workload.
+var Meta = workload.Meta{
+	Name:        "updates",
+	Description: "single-row updates of every non-key column of a ~400-byte row, by a random live id",
+	New:         func() workload.Workload { return &Updates{} },
+}
+
+const table = "rows"
+
+// OpUpdate is the only operation.
+const OpUpdate = 0
+
+// Updates is the updates workload.
+type Updates struct {
+	Rows int64
+	Seed uint64
+
+	live *rowdata.LiveSet
+}
+
+var _ workload.Workload = (*Updates)(nil)
+
+// Flags implements workload.Workload.
+func (w *Updates) Flags(fs *pflag.FlagSet) {
+	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
+	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
+}
+
+// Validate implements workload.Workload.
+func (w *Updates) Validate() error {
+	if w.Rows < 1 {
+		return fmt.Errorf("--rows must be at least 1 (updates need rows), got %d", w.Rows)
+	}
+	return nil
+}
+
+// Params implements workload.Workload.
+func (w *Updates) Params() map[string]any {
+	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes}
+}
+
+// Ops implements workload.Workload.
+func (w *Updates) Ops() []string { return []string{"update"} }
+
+// Tables implements workload.Workload.
+func (w *Updates) Tables() []string { return []string{table} }
+
+// Prepare implements workload.Workload.
+func (w *Updates) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	w.live = rowdata.NewLiveSet(w.Rows)
+	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
+}
+
+// NewWorker implements workload.Workload.
+func (w *Updates) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
+	if w.live == nil {
+		return nil, errors.New("updates: Prepare was not run")
+	}
+	return &worker{
+		live: w.live,
+		rng:  rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		up:   NewUpdater(t.Dialect(), table, conn),
+	}, nil
+}
+
+type worker struct {
+	live *rowdata.LiveSet
+	rng  *rand.Rand
+	up   *Updater
+}
+
+func (k *worker) Do(ctx context.Context) (workload.Result, error) {
+	n, b, ok, err := k.up.Update(ctx, k.live, k.rng)
+	if !ok {
+		return workload.Result{Op: OpUpdate}, errors.New("updates: no live rows")
+	}
+	return workload.Result{Op: OpUpdate, Rows: n, Bytes: b}, err
+}
+
+// UpdateSQL returns "UPDATE <table> SET <every non-key column> = ? … WHERE
+// row_id = ?", with the key as the last placeholder.
+func UpdateSQL(d target.Dialect, table string) string {
+	var b strings.Builder
+	b.WriteString("UPDATE ")
+	b.WriteString(d.Table(table))
+	b.WriteString(" SET ")
+	for i, c := range rowdata.Columns[1:] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c)
+		b.WriteString(" = ")
+		b.WriteString(d.Placeholder(i + 1))
+	}
+	b.WriteString(" WHERE row_id = ")
+	b.WriteString(d.Placeholder(rowdata.NumColumns))
+	return b.String()
+}
+
+// Updater performs single-row updates for one worker.
+type Updater struct {
+	conn target.Conn
+	sql  string
+	row  rowdata.Row
+	args []any
+}
+
+// NewUpdater returns an Updater of table on conn.
+func NewUpdater(d target.Dialect, table string, conn target.Conn) *Updater {
+	return &Updater{conn: conn, sql: UpdateSQL(d, table), args: make([]any, 0, rowdata.NumColumns)}
+}
+
+// Update rewrites every non-key column of a random live row with fresh
+// values and returns the rows affected and the new row's data bytes
+// (ok=false when the set is empty). The row is taken out of live for the
+// duration of the statement, so no other worker deletes or updates it
+// meanwhile, and put back with its new size (its old one on error), so later
+// deletes account exact bytes.
+func (u *Updater) Update(ctx context.Context, live *rowdata.LiveSet, rng *rand.Rand) (rows, bytes int64, ok bool, err error) {
+	id, old, ok := live.Take(rng)
+	if !ok {
+		return 0, 0, false, nil
+	}
+	rowdata.Fill(&u.row, rng, id)
+	r := &u.row
+	u.args = append(u.args[:0], r.Bit, r.Tinyint, r.Smallint, r.Int, r.Bigint,
+		r.Datetime, r.Float, r.Money, r.Short, r.Mid, r.Long, id) // non-key columns, then the key
+	n, err := u.conn.Exec(ctx, u.sql, u.args...)
+	if err != nil {
+		live.Add(id, old)
+		return 0, 0, true, err
+	}
+	size := u.row.Bytes()
+	live.Add(id, size)
+	return n, n * size, true, nil
+}
