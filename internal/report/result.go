@@ -315,6 +315,9 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		ev.Error = r.SampleErr
 		res.Evidence = ev
 		res.Costs = costsOf(ev.Counters, tot.Requests)
+		if note := foreignWorkNote(res.Costs, ev.Counters[target.CtrCommits]-float64(tot.Requests), ev.Seconds); note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 		for _, f := range r.Evidence.Files {
 			res.Files = append(res.Files, fileOf(f, r.Evidence.Seconds, tot.Requests))
 		}
@@ -484,4 +487,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// foreignWorkNote warns when the server committed clearly more transactions
+// than ceiling sent requests: its counters are server-wide, so other work on
+// the server is then mixed into the evidence and the per-request costs.
+// Every workload ceiling has commits at most about one transaction per
+// request (reads included); ceiling's own samplers add about 100 read-only
+// transactions a second on PostgreSQL. So both the ratio (> 1.5) and the
+// excess rate (> 250/s) must be clearly above that.
+func foreignWorkNote(c Costs, excess, seconds float64) string {
+	if c.CommitsPerOp == nil || *c.CommitsPerOp <= 1.5 || seconds <= 0 || excess/seconds <= 250 {
+		return ""
+	}
+	return fmt.Sprintf("the server committed %.1f transactions per request ceiling sent: other work on the server is mixed into its server-wide counters, so the server evidence and per-request costs overstate this workload", *c.CommitsPerOp)
 }

@@ -100,3 +100,30 @@ func TestNoRequestsNoVerdict(t *testing.T) {
 		t.Fatalf("nothing measured: verdict must be null: %+v", res.Verdict)
 	}
 }
+
+// TestForeignWorkNote: server-wide counters that show far more commits than
+// requests must be flagged, and a normal run must not be.
+func TestForeignWorkNote(t *testing.T) {
+	build := func(requests int, commits float64) *Result {
+		t.Helper()
+		ev := &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrCommits: commits, target.CtrLogSyncs: 1000}}
+		r := &runner.Result{Started: time.Now(), Total: snapWith(requests, time.Millisecond, 0), Elapsed: time.Second, Evidence: ev, ClientCPUSeconds: -1}
+		res, err := Build(Params{Workload: "single-inserts", Load: runner.Config{Threads: 1, Duration: time.Second}, Cores: 2}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if n := build(1000, 1003).Notes; len(n) != 0 {
+		t.Fatalf("a run with one commit per request got notes %q", n)
+	}
+	// ceiling's own samplers on PostgreSQL: ~100 read-only commits a second,
+	// which at 10 requests/s is a ratio of 11 but no foreign work.
+	if n := build(10, 110).Notes; len(n) != 0 {
+		t.Fatalf("a run with ceiling's own sampler commits got notes %q", n)
+	}
+	n := build(1000, 4000).Notes
+	if len(n) != 1 || !strings.Contains(n[0], "4.0 transactions per request") {
+		t.Fatalf("a run with 4 commits per request: notes %q", n)
+	}
+}
