@@ -8,12 +8,8 @@ package directsel
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -24,65 +20,39 @@ import (
 var Meta = workload.Meta{
 	Name:        "direct-selects",
 	Description: "single-row selects (all columns) of a ~400-byte row by a random live id",
-	New:         func() workload.Workload { return &DirectSel{} },
+	New:         func() workload.Workload { return &DirectSel{Base: rowdata.Base{MinRows: 1}} },
 }
 
-const table = "rows"
+const table = rowdata.Table
 
 // OpSelect is the only operation.
 const OpSelect = 0
 
 // DirectSel is the direct-selects workload.
 type DirectSel struct {
-	Rows int64
-	Seed uint64
-
-	live *rowdata.LiveSet
+	rowdata.Base
 }
 
 var _ workload.Workload = (*DirectSel)(nil)
 
-// Flags implements workload.Workload.
-func (w *DirectSel) Flags(fs *pflag.FlagSet) {
-	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
-	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
-}
-
-// Validate implements workload.Workload.
-func (w *DirectSel) Validate() error {
-	if w.Rows < 1 {
-		return fmt.Errorf("--rows must be at least 1 (selects need rows), got %d", w.Rows)
-	}
-	return nil
-}
-
 // Params implements workload.Workload.
 func (w *DirectSel) Params() map[string]any {
-	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes}
+	return w.BaseParams()
 }
 
 // Ops implements workload.Workload.
 func (w *DirectSel) Ops() []string { return []string{"select"} }
 
-// Tables implements workload.Workload.
-func (w *DirectSel) Tables() []string { return []string{table} }
-
-// Prepare implements workload.Workload.
-func (w *DirectSel) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
-	w.live = rowdata.NewLiveSet(w.Rows)
-	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
-}
-
 // NewWorker implements workload.Workload.
 func (w *DirectSel) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
-	if w.live == nil {
-		return nil, errors.New("direct-selects: Prepare was not run")
+	if err := w.Ready("direct-selects"); err != nil {
+		return nil, err
 	}
 	d := t.Dialect()
 	return &worker{
-		live: w.live,
+		live: w.Live,
 		conn: conn,
-		rng:  rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		rng:  w.WorkerRand(id),
 		sql:  SelectSQL(d, table, "row_id = "+d.Placeholder(1)),
 	}, nil
 }

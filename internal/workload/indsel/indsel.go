@@ -17,12 +17,8 @@ package indsel
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-
-	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -34,10 +30,10 @@ import (
 var Meta = workload.Meta{
 	Name:        "indirect-selects",
 	Description: "range selects: row_id BETWEEN a AND b (mean 660 rows examined) AND a random numeric column in a wide range",
-	New:         func() workload.Workload { return &IndSel{} },
+	New:         func() workload.Workload { return &IndSel{Base: rowdata.Base{MinRows: 1}} },
 }
 
-const table = "rows"
+const table = rowdata.Table
 
 // OpSelect is the only operation.
 const OpSelect = 0
@@ -85,54 +81,27 @@ var filterCols = []filterCol{
 
 // IndSel is the indirect-selects workload.
 type IndSel struct {
-	Rows int64
-	Seed uint64
-
-	live *rowdata.LiveSet
+	rowdata.Base
 }
 
 var _ workload.Workload = (*IndSel)(nil)
 
-// Flags implements workload.Workload.
-func (w *IndSel) Flags(fs *pflag.FlagSet) {
-	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
-	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
-}
-
-// Validate implements workload.Workload.
-func (w *IndSel) Validate() error {
-	if w.Rows < 1 {
-		return fmt.Errorf("--rows must be at least 1 (selects need rows), got %d", w.Rows)
-	}
-	return nil
-}
-
 // Params implements workload.Workload.
 func (w *IndSel) Params() map[string]any {
-	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes,
-		"range_rows_mean": MeanRangeLength, "filter_selectivity": Selectivity}
+	return w.ParamsWith(map[string]any{"range_rows_mean": MeanRangeLength, "filter_selectivity": Selectivity})
 }
 
 // Ops implements workload.Workload.
 func (w *IndSel) Ops() []string { return []string{"select"} }
 
-// Tables implements workload.Workload.
-func (w *IndSel) Tables() []string { return []string{table} }
-
-// Prepare implements workload.Workload.
-func (w *IndSel) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
-	w.live = rowdata.NewLiveSet(w.Rows)
-	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
-}
-
 // NewWorker implements workload.Workload.
 func (w *IndSel) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
-	if w.live == nil {
-		return nil, errors.New("indirect-selects: Prepare was not run")
+	if err := w.Ready("indirect-selects"); err != nil {
+		return nil, err
 	}
 	return &worker{
-		live: w.live,
-		rng:  rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		live: w.Live,
+		rng:  w.WorkerRand(id),
 		r:    NewRanger(t.Dialect(), table, conn),
 	}, nil
 }

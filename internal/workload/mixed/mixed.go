@@ -9,12 +9,7 @@ package mixed
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
-
-	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -31,7 +26,7 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return &Mixed{} },
 }
 
-const table = "rows"
+const table = rowdata.Table
 
 // Operation indexes.
 const (
@@ -47,33 +42,15 @@ var Mix = [...]int{OpInsert: 200, OpSelectDirect: 225, OpSelectIndirect: 75, OpU
 
 // Mixed is the mixed workload.
 type Mixed struct {
-	Rows int64
-	Seed uint64
-
-	live *rowdata.LiveSet
+	rowdata.Base
 }
 
 var _ workload.Workload = (*Mixed)(nil)
 
-// Flags implements workload.Workload.
-func (w *Mixed) Flags(fs *pflag.FlagSet) {
-	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
-	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
-}
-
-// Validate implements workload.Workload.
-func (w *Mixed) Validate() error {
-	if w.Rows < 0 {
-		return fmt.Errorf("--rows must be zero or more, got %d", w.Rows)
-	}
-	return nil
-}
-
 // Params implements workload.Workload.
 func (w *Mixed) Params() map[string]any {
-	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes,
-		"insert_pct": 20.0, "select_direct_pct": 22.5, "select_indirect_pct": 7.5, "update_pct": 30.0, "delete_pct": 20.0,
-		"range_rows_mean": indsel.MeanRangeLength, "filter_selectivity": indsel.Selectivity}
+	return w.ParamsWith(map[string]any{"insert_pct": 20.0, "select_direct_pct": 22.5, "select_indirect_pct": 7.5, "update_pct": 30.0, "delete_pct": 20.0,
+		"range_rows_mean": indsel.MeanRangeLength, "filter_selectivity": indsel.Selectivity})
 }
 
 // Ops implements workload.Workload.
@@ -81,25 +58,16 @@ func (w *Mixed) Ops() []string {
 	return []string{"insert", "select-direct", "select-indirect", "update", "delete"}
 }
 
-// Tables implements workload.Workload.
-func (w *Mixed) Tables() []string { return []string{table} }
-
-// Prepare implements workload.Workload.
-func (w *Mixed) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
-	w.live = rowdata.NewLiveSet(w.Rows)
-	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
-}
-
 // NewWorker implements workload.Workload.
 func (w *Mixed) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
-	if w.live == nil {
-		return nil, errors.New("mixed: Prepare was not run")
+	if err := w.Ready("mixed"); err != nil {
+		return nil, err
 	}
 	d := t.Dialect()
 	return &worker{
-		live:      w.live,
+		live:      w.Live,
 		conn:      conn,
-		rng:       rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		rng:       w.WorkerRand(id),
 		insertSQL: rowdata.InsertSQL(d, table),
 		deleteSQL: "DELETE FROM " + d.Table(table) + " WHERE row_id = " + d.Placeholder(1),
 		selectSQL: directsel.SelectSQL(d, table, "row_id = "+d.Placeholder(1)),

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -108,4 +110,73 @@ func CreateAndLoad(ctx context.Context, t target.Target, table string, n int64, 
 		}
 	}
 	return nil
+}
+
+// Table is the name of the shared row table (namespaced by the target).
+const Table = "rows"
+
+// Base is what every row workload shares: the pre-populated row count, the
+// seed, and the live-id set filled by Prepare. Workloads embed it, which
+// gives them Flags, Validate, Tables and Prepare.
+type Base struct {
+	Rows int64
+	Seed uint64
+	// MinRows is the fewest --rows the workload accepts (1 for workloads
+	// that read or change existing rows). Set by the workload's constructor.
+	MinRows int64
+
+	Live *LiveSet
+}
+
+// Flags binds --rows and --seed.
+func (b *Base) Flags(fs *pflag.FlagSet) {
+	fs.Int64Var(&b.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
+	fs.Uint64Var(&b.Seed, "seed", 1, "random seed for data and choices")
+}
+
+// Validate checks --rows.
+func (b *Base) Validate() error {
+	if b.Rows < b.MinRows {
+		if b.MinRows > 0 {
+			return fmt.Errorf("--rows must be at least %d (the workload needs existing rows), got %d", b.MinRows, b.Rows)
+		}
+		return fmt.Errorf("--rows must be zero or more, got %d", b.Rows)
+	}
+	return nil
+}
+
+// Tables lists the row table.
+func (b *Base) Tables() []string { return []string{Table} }
+
+// Prepare (re)creates the row table and loads --rows rows into it.
+func (b *Base) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	b.Live = NewLiveSet(b.Rows)
+	return CreateAndLoad(ctx, t, Table, b.Rows, b.Live, progress)
+}
+
+// BaseParams returns the parameters every row workload records.
+func (b *Base) BaseParams() map[string]any {
+	return map[string]any{"rows": b.Rows, "seed": b.Seed, "row_bytes_mean": MeanRowBytes}
+}
+
+// ParamsWith returns BaseParams plus the workload's own parameters.
+func (b *Base) ParamsWith(extra map[string]any) map[string]any {
+	p := b.BaseParams()
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// Ready fails when Prepare has not run, naming the workload.
+func (b *Base) Ready(workload string) error {
+	if b.Live == nil {
+		return fmt.Errorf("%s: Prepare was not run", workload)
+	}
+	return nil
+}
+
+// WorkerRand returns worker id's random source, seeded from --seed.
+func (b *Base) WorkerRand(id int) *rand.Rand {
+	return rand.New(rand.NewPCG(b.Seed, uint64(id)+1))
 }

@@ -118,3 +118,27 @@ func BenchmarkFill(b *testing.B) {
 		Fill(&r, rng, int64(i))
 	}
 }
+
+func TestBaseValidateAndReady(t *testing.T) {
+	tests := []struct {
+		rows, min int64
+		ok        bool
+	}{{0, 0, true}, {-1, 0, false}, {0, 1, false}, {1, 1, true}}
+	for _, tc := range tests {
+		b := Base{Rows: tc.rows, MinRows: tc.min}
+		if err := b.Validate(); (err == nil) != tc.ok {
+			t.Errorf("rows %d min %d: Validate() = %v, want ok=%v", tc.rows, tc.min, err, tc.ok)
+		}
+	}
+	b := Base{Rows: 5, Seed: 9}
+	if err := b.Ready("w"); err == nil {
+		t.Fatal("Ready before Prepare: got nil error")
+	}
+	p := b.ParamsWith(map[string]any{"x": 1})
+	if p["rows"] != int64(5) || p["seed"] != uint64(9) || p["x"] != 1 || p["row_bytes_mean"] != MeanRowBytes {
+		t.Fatalf("ParamsWith = %v", p)
+	}
+	if b.WorkerRand(1).Uint64() != b.WorkerRand(1).Uint64() || b.WorkerRand(1).Uint64() == b.WorkerRand(2).Uint64() {
+		t.Fatal("WorkerRand is not deterministic per worker and distinct across workers")
+	}
+}

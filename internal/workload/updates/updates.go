@@ -8,12 +8,8 @@ package updates
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -24,63 +20,37 @@ import (
 var Meta = workload.Meta{
 	Name:        "updates",
 	Description: "single-row updates of every non-key column of a ~400-byte row, by a random live id",
-	New:         func() workload.Workload { return &Updates{} },
+	New:         func() workload.Workload { return &Updates{Base: rowdata.Base{MinRows: 1}} },
 }
 
-const table = "rows"
+const table = rowdata.Table
 
 // OpUpdate is the only operation.
 const OpUpdate = 0
 
 // Updates is the updates workload.
 type Updates struct {
-	Rows int64
-	Seed uint64
-
-	live *rowdata.LiveSet
+	rowdata.Base
 }
 
 var _ workload.Workload = (*Updates)(nil)
 
-// Flags implements workload.Workload.
-func (w *Updates) Flags(fs *pflag.FlagSet) {
-	fs.Int64Var(&w.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
-	fs.Uint64Var(&w.Seed, "seed", 1, "random seed for data and choices")
-}
-
-// Validate implements workload.Workload.
-func (w *Updates) Validate() error {
-	if w.Rows < 1 {
-		return fmt.Errorf("--rows must be at least 1 (updates need rows), got %d", w.Rows)
-	}
-	return nil
-}
-
 // Params implements workload.Workload.
 func (w *Updates) Params() map[string]any {
-	return map[string]any{"rows": w.Rows, "seed": w.Seed, "row_bytes_mean": rowdata.MeanRowBytes}
+	return w.BaseParams()
 }
 
 // Ops implements workload.Workload.
 func (w *Updates) Ops() []string { return []string{"update"} }
 
-// Tables implements workload.Workload.
-func (w *Updates) Tables() []string { return []string{table} }
-
-// Prepare implements workload.Workload.
-func (w *Updates) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
-	w.live = rowdata.NewLiveSet(w.Rows)
-	return rowdata.CreateAndLoad(ctx, t, table, w.Rows, w.live, progress)
-}
-
 // NewWorker implements workload.Workload.
 func (w *Updates) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
-	if w.live == nil {
-		return nil, errors.New("updates: Prepare was not run")
+	if err := w.Ready("updates"); err != nil {
+		return nil, err
 	}
 	return &worker{
-		live: w.live,
-		rng:  rand.New(rand.NewPCG(w.Seed, uint64(id)+1)),
+		live: w.Live,
+		rng:  w.WorkerRand(id),
 		up:   NewUpdater(t.Dialect(), table, conn),
 	}, nil
 }
