@@ -233,15 +233,19 @@ func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, thread
 
 // prepareWorkload runs w.Prepare with progress and timing on the console.
 func (e *env) prepareWorkload(ctx context.Context, t target.Target, name string, w workload.Workload) error {
-	fmt.Fprintf(e.stdout, "preparing %s ...\n", name)
+	prep, verb := w.Prepare, "preparing"
+	if a, ok := w.(workload.Attacher); ok {
+		prep, verb = a.Attach, "checking the prepared dataset of"
+	}
+	fmt.Fprintf(e.stdout, "%s %s ...\n", verb, name)
 	start := time.Now()
-	if err := w.Prepare(ctx, t, e.stdout); err != nil {
+	if err := prep(ctx, t, e.stdout); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted while preparing %s", name)
 		}
 		return fmt.Errorf("prepare %s: %w", name, err)
 	}
-	fmt.Fprintf(e.stdout, "prepared in %.1fs\n", time.Since(start).Seconds())
+	fmt.Fprintf(e.stdout, "ready in %.1fs\n", time.Since(start).Seconds())
 	return nil
 }
 

@@ -55,6 +55,9 @@ type Result struct {
 	Verdict    *diagnose.Verdict `json:"verdict"` // null when nothing was measured
 	Histograms map[string]string `json:"histograms"`
 	Notes      []string          `json:"notes,omitempty"`
+	// Figures are workload-specific headline figures measured from the
+	// database (tpcc: "nopm", "tpm", ...); absent when the workload has none.
+	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
 // Tool identifies the ceiling build.

@@ -248,3 +248,39 @@ const (
 	CtrHostCPUTotal = "host_cpu_total_s" // elapsed CPU seconds of the host, all cores (busy + idle)
 	CtrHostCores    = "host_cores"       // a level, not a counter: cores of the host
 )
+
+// RowSource feeds rows to BulkInserter.BulkInsert, one row per Next. It has
+// the shape of pgx.CopyFromSource. Values may reuse its slice between rows.
+type RowSource interface {
+	Next() bool
+	Values() ([]any, error)
+	Err() error
+}
+
+// BulkInserter is implemented by Conns that have a bulk load path: COPY on
+// PostgreSQL, multi-row INSERT statements on MySQL/MariaDB (split to fit
+// max_allowed_packet), and prepared inserts on SQLite. BulkInsert inserts
+// every row of rows into table (unqualified; the Conn adds ceiling's
+// namespace) in the given columns and returns how many rows it inserted.
+//
+// It runs inside the caller's transaction when one is open (Begin); without
+// one, each engine commits the batch as one unit where it can (COPY is one
+// statement; MySQL and SQLite wrap the batch in a transaction).
+type BulkInserter interface {
+	BulkInsert(ctx context.Context, table string, cols []string, rows RowSource) (int64, error)
+}
+
+// SliceRows is a RowSource over rows held in memory.
+type SliceRows struct {
+	Rows [][]any
+	i    int
+}
+
+// Next implements RowSource.
+func (s *SliceRows) Next() bool { s.i++; return s.i <= len(s.Rows) }
+
+// Values implements RowSource.
+func (s *SliceRows) Values() ([]any, error) { return s.Rows[s.i-1], nil }
+
+// Err implements RowSource.
+func (s *SliceRows) Err() error { return nil }

@@ -58,3 +58,12 @@ type Result struct {
 	Rows  int64 // rows inserted, deleted, updated or returned
 	Bytes int64 // data bytes by SQL type sizes
 }
+
+// Attacher is implemented by workloads whose dataset is loaded once by
+// `ceiling prepare` and reused by every run (TPC-C, like HammerDB's schema
+// build). `ceiling run` calls Attach instead of Prepare: it checks that a
+// complete dataset exists, reads its configuration (e.g. the warehouse
+// count) and fails with an error telling the user to prepare it otherwise.
+type Attacher interface {
+	Attach(ctx context.Context, t target.Target, progress io.Writer) error
+}

@@ -1,0 +1,43 @@
+// Package tpcc implements the TPC-C workload (HammerDB TPROC-C style): the
+// specification's schema in ceiling's namespace, a parallel loader through
+// each engine's bulk path, the five transactions in the 45/43/4/4/4 mix, and
+// the consistency checks of clause 3.3.2.
+//
+// Files: tpcc.go (the Workload and its load flags), schema.go (DDL per
+// engine), gen.go (data generation per the specification), load.go (the
+// loader, Prepare and Attach), check.go (consistency conditions), driver.go
+// (run flags, Ops, NewWorker) and txn.go (the five transactions).
+package tpcc
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// Meta registers the workload.
+var Meta = workload.Meta{
+	Name:        "tpcc",
+	Description: "TPC-C (HammerDB TPROC-C style): New-Order, Payment, Order-Status, Delivery, Stock-Level on W warehouses; reports NOPM and TPM",
+	New:         func() workload.Workload { return &Workload{Warehouses: 1} },
+}
+
+// Workload is the TPC-C workload.
+type Workload struct {
+	// Load configuration (ceiling prepare tpcc).
+	Warehouses  int
+	LoadThreads int
+	Force       bool
+
+	run runConfig // run configuration, in driver.go
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// Flags implements workload.Workload.
+func (w *Workload) Flags(fs *pflag.FlagSet) {
+	fs.IntVar(&w.Warehouses, "warehouses", 1, "number of warehouses (each is about 100 MB of data)")
+	fs.IntVar(&w.LoadThreads, "load-threads", 0, "prepare: parallel loader connections (default: number of cores)")
+	fs.BoolVar(&w.Force, "force", false, "prepare: replace an existing TPC-C dataset")
+	w.bindRunFlags(fs)
+}
