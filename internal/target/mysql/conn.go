@@ -22,6 +22,8 @@ const maxStmts = 256
 type conn struct {
 	c     *sql.Conn
 	stmts map[string]prepared
+	inTx  bool // between Begin and Commit/Rollback
+	bulk  *bulkState
 }
 
 // prepared is a cached statement and whether it returns rows.
@@ -196,11 +198,13 @@ func (c *conn) Begin(ctx context.Context) error {
 	if _, err := c.c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("mysql: begin: %w", err)
 	}
+	c.inTx = true
 	return nil
 }
 
 // Commit implements target.Conn.
 func (c *conn) Commit(ctx context.Context) error {
+	c.inTx = false
 	if _, err := c.c.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("mysql: commit: %w", err)
 	}
@@ -209,6 +213,7 @@ func (c *conn) Commit(ctx context.Context) error {
 
 // Rollback implements target.Conn.
 func (c *conn) Rollback(ctx context.Context) error {
+	c.inTx = false
 	if _, err := c.c.ExecContext(ctx, "ROLLBACK"); err != nil {
 		return fmt.Errorf("mysql: rollback: %w", err)
 	}
