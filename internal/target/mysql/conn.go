@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -24,6 +25,8 @@ type conn struct {
 	stmts map[string]prepared
 	inTx  bool // between Begin and Commit/Rollback
 	bulk  *bulkState
+	ps    *psWaits // non-nil: take a last wait reading before closing
+	id    int64    // CONNECTION_ID(), with ps
 }
 
 // prepared is a cached statement and whether it returns rows.
@@ -225,6 +228,12 @@ func (c *conn) Rollback(ctx context.Context) error {
 // transaction or session state reaches the next Connect. It is safe to
 // call more than once.
 func (c *conn) Close() error {
+	if c.ps != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c.ps.final(ctx, c.c, c.id)
+		cancel()
+		c.ps = nil
+	}
 	var errs []error
 	for q, p := range c.stmts {
 		if err := p.s.Close(); err != nil && !isGone(err) {

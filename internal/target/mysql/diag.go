@@ -54,17 +54,19 @@ func isLocalHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// noteWaitEvidence records in settings["missing_evidence"] that the wait
-// categories are not measured: with performance_schema off there is no
-// source for them, and with it on, reading its wait summaries is not
-// implemented yet.
-func noteWaitEvidence(settings map[string]string) {
+// noteWaitEvidence records in settings["missing_evidence"] what the wait
+// categories lack: all of them with performance_schema off; the log-IO
+// waits when the redo log has no timed file instrument (MariaDB 10.11), in
+// which case the commits' log flushes are part of "other".
+func noteWaitEvidence(settings map[string]string, ps *psWaits) {
 	var m string
-	switch strings.ToUpper(settings["performance_schema"]) {
-	case "ON", "1":
-		m = "wait categories (reading performance_schema waits is not implemented yet)"
-	default:
+	switch {
+	case ps == nil:
 		m = "wait categories (performance_schema is off)"
+	case !ps.logInstrumented:
+		m = "log-IO waits (the redo log has no timed performance_schema instrument; log flushes count as other)"
+	default:
+		return
 	}
 	if prev := settings["missing_evidence"]; prev != "" {
 		m = prev + ", " + m

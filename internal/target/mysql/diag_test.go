@@ -10,14 +10,19 @@ import (
 
 func TestNoteWaitEvidence(t *testing.T) {
 	s := map[string]string{"performance_schema": "OFF", "missing_evidence": "Innodb_os_log_fsyncs (x)"}
-	noteWaitEvidence(s)
+	noteWaitEvidence(s, nil)
 	if s["missing_evidence"] != "Innodb_os_log_fsyncs (x), wait categories (performance_schema is off)" {
 		t.Errorf("off: %q", s["missing_evidence"])
 	}
 	s = map[string]string{"performance_schema": "ON"}
-	noteWaitEvidence(s)
-	if !strings.Contains(s["missing_evidence"], "not implemented yet") {
-		t.Errorf("on: %q", s["missing_evidence"])
+	noteWaitEvidence(s, &psWaits{})
+	if !strings.Contains(s["missing_evidence"], "log-IO waits") {
+		t.Errorf("on, redo log not instrumented: %q", s["missing_evidence"])
+	}
+	s = map[string]string{"performance_schema": "ON"}
+	noteWaitEvidence(s, &psWaits{logInstrumented: true})
+	if _, ok := s["missing_evidence"]; ok {
+		t.Errorf("on, everything instrumented: %q", s["missing_evidence"])
 	}
 }
 

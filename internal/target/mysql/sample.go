@@ -39,6 +39,11 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 			end := time.Now()
 			out := counters(status)
 			t.addDiagnosis(out) // CPU from /proc: see diag.go
+			if t.ps != nil {
+				if err := t.ps.read(ctx, t.sampler, out); err != nil {
+					return target.Sample{}, err
+				}
+			}
 			return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: out}, nil
 		}
 		lost := Classify(err) == metrics.ErrConnLost

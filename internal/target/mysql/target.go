@@ -81,6 +81,8 @@ type myTarget struct {
 
 	sampleMu sync.Mutex // guards sampler
 	sampler  *sql.Conn
+
+	ps *psWaits // wait categories; nil when performance_schema is off
 }
 
 var (
@@ -179,12 +181,19 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("mysql: read status: %w", err)
 	}
-	noteWaitEvidence(info.Settings) // see diag.go
 	if strings.Contains(strings.ToLower(info.Version), "mariadb") {
 		info.Settings["flavor"] = "mariadb"
 	} else {
 		info.Settings["flavor"] = "mysql"
 	}
+	if psOn(info.Settings) {
+		ps := newPSWaits()
+		if err := ps.probe(ctx, t.admin); err != nil {
+			return err
+		}
+		t.ps = ps
+	}
+	noteWaitEvidence(info.Settings, t.ps) // see diag.go
 	t.info = info
 	return nil
 }
@@ -258,7 +267,16 @@ func (t *myTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{c: c, stmts: map[string]prepared{}}, nil
+	cn := &conn{c: c, stmts: map[string]prepared{}}
+	if t.ps != nil {
+		id, err := t.ps.register(ctx, c)
+		if err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		cn.ps, cn.id = t.ps, id
+	}
+	return cn, nil
 }
 
 // Classify implements target.Target.

@@ -1,0 +1,82 @@
+package mysql
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// psDSN returns CEILING_TEST_MYSQL_PS_DSN, a server started with
+// performance_schema on (.ci/run starts a second MariaDB for it), or skips.
+func psDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("CEILING_TEST_MYSQL_PS_DSN")
+	if dsn == "" {
+		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
+			t.Fatal("CEILING_TEST_MYSQL_PS_DSN not set but CEILING_REQUIRE_SERVERS is: CI starts a performance_schema server for it")
+		}
+		t.Skip("CEILING_TEST_MYSQL_PS_DSN not set (a MySQL/MariaDB with performance_schema=ON)")
+	}
+	return dsn
+}
+
+// TestPerformanceSchemaWaits runs inserts on one worker session of a server
+// with performance_schema on and checks that the wait categories of that
+// session account for its time between two samples (one taken after the
+// session closed: its last reading must not be lost with its thread).
+func TestPerformanceSchemaWaits(t *testing.T) {
+	dsn := psDSN(t)
+	tg := openTarget(t, dsn, target.DurabilityFull)
+	info := tg.Info()
+	if !psOn(info.Settings) {
+		t.Fatalf("performance_schema is %q on %s", info.Settings["performance_schema"], info.DSN)
+	}
+	ctx := testCtx(t)
+	if err := tg.Schema().CreateTable(ctx, "ps_waits", "id INT AUTO_INCREMENT PRIMARY KEY, v INT NOT NULL"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Schema().DropTable(context.Background(), "ps_waits") })
+	s := tg.(target.Sampler)
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := 0; i < 300; i++ {
+		if _, err := c.Exec(ctx, "INSERT INTO ceiling_ps_waits (v) VALUES (?)", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wall := float64(time.Since(start).Milliseconds())
+	after, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, k := range []string{target.CtrWaitClientMs, target.CtrWaitDataReadMs, target.CtrWaitLockMs, target.CtrWaitOtherMs, target.CtrWaitCPUMs, target.CtrWaitLogMs} {
+		if v, ok := after.Counters[k]; ok {
+			sum += v - before.Counters[k]
+		}
+	}
+	// Every category's time is the session's own, so together they cannot
+	// exceed its lifetime and must cover most of it.
+	if sum < 0.3*wall || sum > 1.1*wall+50 {
+		t.Errorf("wait categories sum to %.1f ms over a session busy for %.1f ms", sum, wall)
+	}
+	if d := after.Counters[target.CtrWaitOtherMs] + after.Counters[target.CtrWaitCPUMs] - before.Counters[target.CtrWaitOtherMs] - before.Counters[target.CtrWaitCPUMs]; d <= 0 {
+		t.Errorf("no statement time attributed (other/cpu delta %.2f ms)", d)
+	}
+	if _, ok := after.Counters[target.CtrWaitLogMs]; !ok && info.Settings["missing_evidence"] == "" {
+		t.Error("log-IO waits absent but Info does not say so")
+	}
+}
