@@ -124,6 +124,9 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 	} else if f.max < f.start {
 		errs = append(errs, fmt.Errorf("--max %g is below --start %g", f.max, f.start))
 	}
+	if batchesSpec(w) != "" {
+		errs = append(errs, errors.New("--batches ramps the batch size in `ceiling run`; knee searches a rate at one --batch"))
+	}
 	if f.stepDur <= 0 {
 		errs = append(errs, fmt.Errorf("--step-duration must be positive, got %v", f.stepDur))
 	}

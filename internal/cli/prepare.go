@@ -70,6 +70,7 @@ func (e *env) cleanupCmd() *cobra.Command {
 			},
 		}
 		f.bind(cmd.Flags())
+		w.Flags(cmd.Flags()) // e.g. --tables N names the tables to drop
 		return cmd
 	})
 }

@@ -147,6 +147,9 @@ server's log device for a better estimate; --no-probe skips it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
+			if spec := batchesSpec(w); spec != "" {
+				return e.runBatches(cmd.Context(), name, w, f, fs) // batches.go
+			}
 			if !fs.Changed("duration") && (f.ops > 0 || f.rates != "") {
 				f.duration = 0
 			}
@@ -173,7 +176,7 @@ server's log device for a better estimate; --no-probe skips it.`,
 	fs.Float64VarP(&f.rate, "rate", "R", 0, "open loop: schedule this many requests/s in total (latency from the scheduled start)")
 	fs.StringVar(&f.rates, "rates", "", "open-loop ramp: START:STOP:STEP (20:200:20), START:STOP:xFACTOR (10:1000:x2) or a list (50,100,200), requests/s")
 	f.step = 30 * time.Second
-	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step")
+	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step (bulk-load --batches: default 10s)")
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "with --rates: warm-up at each step's rate before measuring it")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
 	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+"); put it on the server's log device")
@@ -236,6 +239,9 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		}
 	}
 	errs = append(errs, f.open.validate(fs, open)...)
+	if open && fs.Lookup("keying-thinking") != nil && fs.Changed("keying-thinking") {
+		errs = append(errs, errors.New("--keying-thinking applies to the closed loop: with --rate or --rates the schedule sets the pace"))
+	}
 	if f.repeat < 1 {
 		errs = append(errs, fmt.Errorf("--repeat must be at least 1, got %d", f.repeat))
 	}
@@ -341,6 +347,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 
 	cores := runtime.NumCPU()
 	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: info, Cores: cores}
+	if o, ok := w.(workload.Observer); ok {
+		params.Figures = o.Figures
+	}
 	var (
 		results []*runner.Result
 		stopErr error // why the repeats stopped early, if they did
@@ -367,6 +376,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 			}
 		}
 	}
+	post := e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
+	// Prepare may have learnt parameters (seqsel's --cold outcome).
+	params.WParams = w.Params()
 	// Close now, so the result records the setting as restored.
 	cerr := closeOnce()
 	params.Info = t.Info()
@@ -379,6 +391,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	if err != nil {
 		return err
 	}
+	post.apply(doc)
 	if stopErr != nil {
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d runs: %s", len(results), f.repeat, oneLine(stopErr.Error())))

@@ -481,6 +481,18 @@ func CPURule(f Figures) Candidate {
 		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores ≥ %.0f%%", 100**b, 100*MinCPUBusy)
 	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && *f.HostBusy >= MinHostBusyWithWait:
 		c.Why = fmt.Sprintf("sessions on CPU %.0f%% of their time, host %.0f%% busy", 100*sh[WaitCPU], 100**f.HostBusy)
+	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && f.Cores != nil && f.Threads > 0 &&
+		float64(f.Threads) < *f.Cores && *f.HostBusy**f.Cores >= MinHostBusyWithWait*float64(f.Threads):
+		// Fewer sessions than cores, each on CPU most of its time, and
+		// the host busy for about as many cores as there are sessions:
+		// each session is bound by one core.
+		c.Why = fmt.Sprintf("each of the %d sessions is on CPU %.0f%% of its time and the host keeps %.1f of its %.0f cores busy: bound by one core per session",
+			f.Threads, 100*sh[WaitCPU], *f.HostBusy**f.Cores, *f.Cores)
+		c.Matched, c.Score = true, sh[WaitCPU]
+		c.Evidence = append(c.Evidence, c.Why)
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%.0f threads, one per core, where the engine runs them concurrently (at best proportional)", *f.Cores),
+			*f.Cores/float64(f.Threads), f))
+		return c
 	default:
 		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores < %.0f%%", 100**b, 100*MinCPUBusy)
 		return c

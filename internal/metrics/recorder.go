@@ -26,6 +26,9 @@ type OpCounters struct {
 	Requests int64 // successful requests
 	Rows     int64 // rows touched by successful requests
 	Bytes    int64 // data bytes by SQL type sizes (DESIGN.md section 3)
+	// Examined is the rows the requests examined (scanned) where the
+	// workload reports it (indirect selects: the key range), else 0.
+	Examined int64
 	Late     int64 // open loop: requests that could not start in time (skipped)
 	Errors   [NumErrClasses]int64
 	Clamped  int64 // latencies outside the histogram range, clamped
@@ -44,6 +47,7 @@ func (c *OpCounters) add(o *OpCounters) {
 	c.Requests += o.Requests
 	c.Rows += o.Rows
 	c.Bytes += o.Bytes
+	c.Examined += o.Examined
 	c.Late += o.Late
 	c.Clamped += o.Clamped
 	for i := range c.Errors {
@@ -106,11 +110,19 @@ func clampUs(d time.Duration) (int64, bool) {
 // Record records one successful request of operation op that took d and
 // touched rows rows and bytes data bytes. It does not allocate.
 func (r *Recorder) Record(op int, d time.Duration, rows, bytes int64) {
+	r.RecordExamined(op, d, rows, bytes, 0)
+}
+
+// RecordExamined is Record for a request that also reports the rows it
+// examined (scanned), which may exceed the rows it returned. It does not
+// allocate.
+func (r *Recorder) RecordExamined(op int, d time.Duration, rows, bytes, examined int64) {
 	b := r.begin()
 	c := &b.ops[op]
 	c.Requests++
 	c.Rows += rows
 	c.Bytes += bytes
+	c.Examined += examined
 	us, clamped := clampUs(d)
 	if clamped {
 		c.Clamped++

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -156,16 +157,20 @@ func PrintSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "   %s\n", OpenLoopPlan(r.Load))
 	}
 
-	fmt.Fprintf(w, "\n%-10s %10s %10s %10s %10s %9s %8s %8s %8s %8s %8s %8s %7s\n",
-		"operation", "requests", "req/s", "rows/s", "MB/min", "p50 ms", "p90", "p95", "p99", "p99.9", "max", "mean", "errors")
+	nameW := 10 // the operation column fits the longest name (tpcc: order_status)
+	for _, op := range s.OpOrder {
+		nameW = max(nameW, len(op))
+	}
+	fmt.Fprintf(w, "\n%-*s %10s %10s %10s %10s %9s %8s %8s %8s %8s %8s %8s %7s\n",
+		nameW, "operation", "requests", "req/s", "rows/s", "MB/min", "p50 ms", "p90", "p95", "p99", "p99.9", "max", "mean", "errors")
 	row := func(name string, o OpResult) {
 		l := o.LatencyMs
 		if l == nil {
-			fmt.Fprintf(w, "%-10s %10d %10.1f %10.1f %10.3f %9s %8s %8s %8s %8s %8s %8s %7d\n", name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
+			fmt.Fprintf(w, "%-*s %10d %10.1f %10.1f %10.3f %9s %8s %8s %8s %8s %8s %8s %7d\n", nameW, name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
 				"n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", o.Errors)
 			return
 		}
-		fmt.Fprintf(w, "%-10s %10d %10.1f %10.1f %10.3f %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %7d\n", name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
+		fmt.Fprintf(w, "%-*s %10d %10.1f %10.1f %10.3f %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %7d\n", nameW, name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
 			l.P50, l.P90, l.P95, l.P99, l.P999, l.Max, l.Mean, o.Errors)
 	}
 	for _, op := range s.OpOrder {
@@ -174,7 +179,14 @@ func PrintSummary(w io.Writer, r *Result) {
 	if len(s.OpOrder) > 1 {
 		row("total", OpResult{Requests: s.Requests, RequestsPerSec: s.RequestsPerSec, Rows: s.Rows, RowsPerSec: s.RowsPerSec, MBPerMin: s.MBPerMin, Errors: s.Errors, LatencyMs: s.LatencyMs})
 	}
+	printFigures(w, r)
 
+	for _, op := range s.OpOrder {
+		if o := s.ByOp[op]; o.RowsExamined != nil {
+			fmt.Fprintf(w, "%s: %d rows examined, %s per request (%.1f returned per request)\n", op, *o.RowsExamined,
+				opt(o.RowsExaminedPerRequest, "%.1f"), float64(o.Rows)/math.Max(1, float64(o.Requests)))
+		}
+	}
 	if s.Errors > 0 {
 		fmt.Fprintf(w, "\nerrors by class:\n")
 		for _, c := range sortedKeys(s.ErrorsByClass) {

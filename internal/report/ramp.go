@@ -22,6 +22,10 @@ func PrintRamp(w io.Writer, r *Result) {
 	if len(r.Steps) == 0 {
 		return
 	}
+	if r.Steps[0].Batch != nil {
+		printBatches(w, r.Steps)
+		return
+	}
 	rows := make([]rampRow, len(r.Steps))
 	for i, st := range r.Steps {
 		rows[i] = rampRow{label: strconv.Itoa(i + 1), step: st}

@@ -222,6 +222,7 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 	if !evKnown {
 		out.Evidence = nil
 	}
+	out.Observed = combineObserved(rs)
 	out.ClientCPUSeconds = -1
 	if cpuKnown {
 		out.ClientCPUSeconds = cpu

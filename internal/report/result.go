@@ -18,6 +18,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
 )
 
 // Schema is the version of the result document.
@@ -111,6 +112,10 @@ type Summary struct {
 	LatencyMs      *metrics.Latency    `json:"latency_ms"`
 	ByOp           map[string]OpResult `json:"by_op"`
 	OpOrder        []string            `json:"op_order"`
+	// RowsExamined is the rows the requests examined (scanned), where the
+	// workload reports it (indirect selects: the key range); absent otherwise.
+	RowsExamined           *int64   `json:"rows_examined,omitempty"`
+	RowsExaminedPerRequest *float64 `json:"rows_examined_per_request,omitempty"`
 }
 
 // OpResult is the figures of one operation type.
@@ -123,6 +128,22 @@ type OpResult struct {
 	MBPerMin       float64          `json:"mb_per_min"`
 	Errors         int64            `json:"errors"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
+	// RowsExamined as in Summary; absent for an operation that reports none.
+	RowsExamined           *int64   `json:"rows_examined,omitempty"`
+	RowsExaminedPerRequest *float64 `json:"rows_examined_per_request,omitempty"`
+}
+
+// examined returns the rows examined and their mean per request, or nils
+// when none were reported.
+func examined(n, requests int64) (*int64, *float64) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var per *float64
+	if requests > 0 {
+		per = f64(float64(n) / float64(requests))
+	}
+	return &n, per
 }
 
 // Costs are per-request server costs; null when the server did not give
@@ -192,6 +213,16 @@ type IntervalPoint struct {
 	LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
 	DataIOPS       *float64         `json:"data_iops"`
 	ClientCPUPct   *float64         `json:"client_cpu_pct_of_cores"`
+	// ServerCPUPct is the database server's CPU and HostCPUPct the host's
+	// busy CPU in the interval, % of the host's cores (local server only;
+	// null when not measured).
+	ServerCPUPct *float64 `json:"server_cpu_pct_of_cores"`
+	HostCPUPct   *float64 `json:"host_cpu_busy_pct"`
+	// WaitMsPerSec is the sessions' wait time in the interval by category
+	// (log_io, data_read, data_write, lock, cpu, client, other), ms per
+	// second (1000 = one session waiting all the time); absent when the
+	// server gives no wait counters.
+	WaitMsPerSec map[string]float64 `json:"wait_ms_per_sec,omitempty"`
 	// Files is per-file IO in the interval (where the target measures it),
 	// with the same derived figures as the run's files[].
 	Files []File `json:"files,omitempty"`
@@ -223,6 +254,9 @@ type Params struct {
 	Cores      int
 	CommandRaw string
 	Host       *Host // the flush probe, or nil
+	// Figures computes the workload's headline figures (workload.Observer)
+	// from what it counted over the measured phase; nil when it has none.
+	Figures func(workload.Span) map[string]float64
 }
 
 // Host is a flush probe of the local host (result key "host").
@@ -276,6 +310,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		Errors: tot.ErrorCount(), ErrorsByClass: map[string]int64{}, Late: tot.Late, Reconnects: r.Total.Reconnects,
 		LatencyMs: metrics.LatencyOf(tot.Hist), ByOp: map[string]OpResult{},
 	}
+	s.RowsExamined, s.RowsExaminedPerRequest = examined(tot.Examined, tot.Requests)
 	for _, c := range metrics.ErrClasses() {
 		if n := tot.Errors[c]; n > 0 {
 			s.ErrorsByClass[c.String()] = n
@@ -287,10 +322,12 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	}
 	for _, op := range r.Total.Ops {
 		s.OpOrder = append(s.OpOrder, op.Name)
-		s.ByOp[op.Name] = OpResult{
+		o := OpResult{
 			Requests: op.Requests, RequestsPerSec: perSec(op.Requests, el), Rows: op.Rows, RowsPerSec: perSec(op.Rows, el),
 			Bytes: op.Bytes, MBPerMin: mbPerMin(op.Bytes, el), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
 		}
+		o.RowsExamined, o.RowsExaminedPerRequest = examined(op.Examined, op.Requests)
+		s.ByOp[op.Name] = o
 		enc, err := metrics.EncodeHist(op.Hist)
 		if err != nil {
 			return nil, err
@@ -341,6 +378,10 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 			pt.Step = &iv.Step
 		}
 		res.Intervals = append(res.Intervals, pt)
+	}
+	var figNote string
+	if res.Figures, figNote = figuresOf(p, r); figNote != "" {
+		res.Notes = append(res.Notes, figNote)
 	}
 	setVerdicts(res, r)
 	return res, nil
@@ -411,6 +452,7 @@ func intervalOf(iv runner.Interval, cores int) IntervalPoint {
 		p.LatencyMs = iv.Latency
 	}
 	p.LogMBPerSec, p.LogSyncsPerSec, p.DataIOPS = ioRates(iv.Evidence)
+	p.ServerCPUPct, p.HostCPUPct, p.WaitMsPerSec = cpuAndWaits(iv.Evidence)
 	if e := iv.Evidence; e != nil {
 		for _, f := range e.Files {
 			if f.Reads != 0 || f.Writes != 0 || f.Syncs != 0 {
@@ -442,6 +484,32 @@ func ioRates(e *runner.Evidence) (logMB, logSyncs, dataIOPS *float64) {
 		dataIOPS = f64((r + w) / e.Seconds)
 	}
 	return logMB, logSyncs, dataIOPS
+}
+
+// cpuAndWaits returns the server's and the host's CPU (% of the host's
+// cores) and the wait time by category (ms per second) of e; each is nil
+// when e lacks the counters (or is nil).
+func cpuAndWaits(e *runner.Evidence) (server, host *float64, waits map[string]float64) {
+	if e == nil || e.Seconds <= 0 {
+		return nil, nil, nil
+	}
+	if total, ok := e.Counters[target.CtrHostCPUTotal]; ok && total > 0 {
+		if v, ok := e.Counters[target.CtrServerCPUSec]; ok {
+			server = f64(100 * v / total)
+		}
+		if v, ok := e.Counters[target.CtrHostCPUBusy]; ok {
+			host = f64(100 * v / total)
+		}
+	}
+	for ctr, cat := range waitCounters {
+		if v, ok := e.Counters[ctr]; ok {
+			if waits == nil {
+				waits = map[string]float64{}
+			}
+			waits[cat] = v / e.Seconds
+		}
+	}
+	return server, host, waits
 }
 
 // Write writes the result atomically (temporary file, then rename) into dir

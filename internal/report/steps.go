@@ -54,6 +54,13 @@ type Step struct {
 	RepeatStats map[string]*Stat `json:"repeat_stats,omitempty"` // --repeat: spread of this step over the runs
 	// Verdict is the diagnosis of this step; null when it completed nothing.
 	Verdict *diagnose.Verdict `json:"verdict"`
+	// Batch is the rows per request of a bulk-load batch-size step
+	// (--batches): such steps are closed loop, so Rate is 0 and the
+	// achieved rate is what the workers did. Absent for rate steps.
+	Batch *int `json:"batch,omitempty"`
+	// LogBytesPerDataByte is the server's log bytes over the data bytes
+	// loaded (batch steps); absent when either was not measured.
+	LogBytesPerDataByte *float64 `json:"log_bytes_per_data_byte,omitempty"`
 }
 
 // stepOf builds step i from what the runner measured.

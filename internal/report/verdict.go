@@ -87,8 +87,29 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		counters, secs = res.Evidence.Counters, res.Evidence.Seconds
 	}
 	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
+	fillInProcess(&f, res)
 	f.DeviceSyncMs = deviceSync(res)
 	return f
+}
+
+// fillInProcess completes SQLite's wait categories, which are the time
+// spent in the VFS only: in a closed loop every worker is inside a request
+// all the time, so the rest of the workers' time (threads × seconds − VFS
+// time) is the engine and ceiling computing in-process: it counts as CPU.
+// Without that, the shares would be shares of the IO time alone.
+func fillInProcess(f *diagnose.Figures, res *Result) {
+	if res.Target.Engine != "sqlite" || res.Load.Model != "closed" || f.WaitMs == nil || res.Evidence == nil {
+		return
+	}
+	if _, ok := f.WaitMs[diagnose.WaitCPU]; ok {
+		return
+	}
+	var sum float64
+	for _, v := range f.WaitMs {
+		sum += v
+	}
+	total := float64(res.Load.Threads) * res.Evidence.Seconds * 1000
+	f.WaitMs[diagnose.WaitCPU] = max(total-sum, 0)
 }
 
 // deviceSync is the mean latency of the host's flush probe, or nil.

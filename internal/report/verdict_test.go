@@ -127,3 +127,26 @@ func TestForeignWorkNote(t *testing.T) {
 		t.Fatalf("a run with 4 commits per request: notes %q", n)
 	}
 }
+
+// TestInProcessCPU: SQLite's wait categories are VFS time only; in a closed
+// loop the rest of the workers' time counts as CPU, so the shares are of
+// the sessions' time, not of the IO time alone.
+func TestInProcessCPU(t *testing.T) {
+	res := &Result{
+		Target:   target.Info{Engine: "sqlite"},
+		Load:     Load{Model: "closed", Threads: 2},
+		Evidence: &Evidence{Seconds: 1, Counters: map[string]float64{target.CtrWaitLogMs: 300, target.CtrWaitDataReadMs: 100}},
+	}
+	f := runFigures(res, nil)
+	if got := f.WaitMs["cpu"]; got != 1600 {
+		t.Errorf("sqlite closed loop: cpu %.0f ms, want 2 threads × 1000 ms − 400 ms = 1600", got)
+	}
+	res.Target.Engine = "postgres"
+	if _, ok := runFigures(res, nil).WaitMs["cpu"]; ok {
+		t.Error("postgres: cpu category invented")
+	}
+	res.Target.Engine, res.Load.Model = "sqlite", "open"
+	if _, ok := runFigures(res, nil).WaitMs["cpu"]; ok {
+		t.Error("sqlite open loop: cpu category invented (workers are idle between requests)")
+	}
+}

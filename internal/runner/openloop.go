@@ -89,6 +89,9 @@ type StepResult struct {
 	BacklogCap int64
 	// ClientCPUSeconds is ceiling's own CPU time over the measured part; <0 if unknown.
 	ClientCPUSeconds float64
+	// Observed is the change of the workload's own counters over the
+	// measured part (workload.Observer); nil when not available.
+	Observed map[string]float64
 }
 
 // Lag histogram operations (the lag registry's ops).
@@ -361,8 +364,10 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		// step's closing tick: exactly what the snapshots merged into snap cover.
 		startSample, cpuStart, mStart := sr.prev, processCPU(), ph.lastEnd
 		lastStart = startSample
+		obsStart := r.observe(ctx, res)
 		snap := metrics.NewSnapshot(r.reg.Ops())
 		interrupted = !ph.until(s, s.end, false, snap)
+		observed := observedDelta(obsStart, r.observe(ctx, res))
 		now := min(r.since(), s.end) // the schedule's measured part is [s.measure, now)
 		if interrupted || i == len(r.steps)-1 {
 			// Completions from here on are not counted (as in closed loop).
@@ -385,6 +390,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 			StartLag:         metrics.LatencyOf(lag.Ops[lagStart].Hist),
 			BacklogCap:       s.cap,
 			ClientCPUSeconds: -1,
+			Observed:         observed,
 		}
 		tot := snap.Total()
 		st.Completed, st.Failed = tot.Requests, tot.ErrorCount()
@@ -398,6 +404,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 			st.ClientCPUSeconds = c - cpuStart
 		}
 		res.Steps = append(res.Steps, st)
+		addObserved(&res.Observed, observed)
 		total.Merge(snap)
 		res.Elapsed += st.Elapsed
 		cpuTotal += st.ClientCPUSeconds
@@ -410,6 +417,11 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		}
 		if interrupted {
 			break
+		}
+	}
+	for _, st := range res.Steps {
+		if st.Observed == nil { // a step without its readings: no total either
+			res.Observed = nil
 		}
 	}
 	if !r.stop.Load() { // interrupted in a warm-up
@@ -527,7 +539,7 @@ func (k *worker) openLoop(ctx context.Context) {
 			}
 			continue
 		}
-		k.rec.Record(res.Op, time.Duration(end-at), res.Rows, res.Bytes)
+		k.rec.RecordExamined(res.Op, time.Duration(end-at), res.Rows, res.Bytes, res.Examined)
 	}
 }
 

@@ -173,6 +173,11 @@ type Result struct {
 	// part (a plain Rate is one step); nil in closed loop. In open loop,
 	// Total, Elapsed, Evidence and ClientCPUSeconds sum the steps' measured parts.
 	Steps []StepResult
+	// Observed is the change of the workload's own counters over the
+	// measured phase (workload.Observer; open loop: summed over the steps'
+	// measured parts); nil when the workload has none or a reading failed.
+	Observed   map[string]float64
+	ObserveErr string // first error reading them, if any
 }
 
 // Run runs workload w (already prepared) on t. Cancelling ctx stops the run
@@ -223,6 +228,9 @@ type run struct {
 	measuring atomic.Bool
 	stop      atomic.Bool
 	cancel    context.CancelFunc
+	// pauseCtx is given to workload.Pauser; it is cancelled when the run stops.
+	pauseCtx    context.Context
+	pauseCancel context.CancelFunc
 
 	// Open loop only (openloop.go).
 	steps  []*sched          // the whole schedule, fixed before the run starts
@@ -285,6 +293,8 @@ func (r *run) drive(ctx context.Context) *Result {
 	wctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	defer cancel()
+	r.pauseCtx, r.pauseCancel = context.WithCancel(wctx)
+	defer r.pauseCancel()
 
 	begin := time.Now()
 	if r.cfg.Warmup == 0 {
@@ -334,6 +344,7 @@ func (r *run) drive(ctx context.Context) *Result {
 	total := metrics.NewSnapshot(r.reg.Ops())
 	startSample := sr.prev
 	cpuStart := processCPU()
+	obsStart := r.observe(ctx, res)
 	measureStart := time.Now()
 	r.measuring.Store(true)
 	var deadline <-chan time.Time
@@ -368,8 +379,10 @@ loop:
 	if interrupted {
 		measureEnd = time.Now()
 	}
+	res.Observed = observedDelta(obsStart, r.observe(ctx, res))
 	// Stop the workers: requests finishing after the end are not counted.
 	r.stop.Store(true)
+	r.pauseCancel()
 	if !workersDone {
 		select {
 		case <-r.done:
@@ -494,6 +507,9 @@ func (k *worker) loop(ctx context.Context) {
 	defer k.run.wg.Done()
 	var measured int64
 	for !k.run.stop.Load() && ctx.Err() == nil && measured < k.quota {
+		if !k.pause() {
+			return
+		}
 		start := time.Now()
 		res, err := k.wk.Do(ctx)
 		d := time.Since(start)
@@ -507,7 +523,7 @@ func (k *worker) loop(ctx context.Context) {
 				return
 			}
 		} else {
-			k.rec.Record(res.Op, d, res.Rows, res.Bytes)
+			k.rec.RecordExamined(res.Op, d, res.Rows, res.Bytes, res.Examined)
 		}
 		if k.run.measuring.Load() {
 			measured++

@@ -57,6 +57,10 @@ type Result struct {
 	Op    int   // index into Workload.Ops
 	Rows  int64 // rows inserted, deleted, updated or returned
 	Bytes int64 // data bytes by SQL type sizes
+	// Examined is the rows the request examined (scanned) when the workload
+	// knows it and it differs from Rows (indirect selects: the key range,
+	// of which the predicate returns a part); 0 otherwise.
+	Examined int64
 }
 
 // Attacher is implemented by workloads whose dataset is loaded once by

@@ -23,8 +23,6 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return &DirectSel{Base: rowdata.Base{MinRows: 1}} },
 }
 
-const table = rowdata.Table
-
 // OpSelect is the only operation.
 const OpSelect = 0
 
@@ -49,28 +47,28 @@ func (w *DirectSel) NewWorker(_ context.Context, t target.Target, conn target.Co
 		return nil, err
 	}
 	d := t.Dialect()
-	return &worker{
-		live: w.Live,
-		conn: conn,
-		rng:  w.WorkerRand(id),
-		sql:  SelectSQL(d, table, "row_id = "+d.Placeholder(1)),
-	}, nil
+	k := &worker{w: w, conn: conn, rng: w.WorkerRand(id)}
+	for _, name := range w.Tables() {
+		k.sqls = append(k.sqls, SelectSQL(d, name, "row_id = "+d.Placeholder(1)))
+	}
+	return k, nil
 }
 
 type worker struct {
-	live *rowdata.LiveSet
+	w    *DirectSel
 	conn target.Conn
 	rng  *rand.Rand
-	sql  string
+	sqls []string // per table
 	rr   RowReader
 }
 
 func (k *worker) Do(ctx context.Context) (workload.Result, error) {
-	id, _, ok := k.live.Peek(k.rng)
+	ti := k.w.PickTable(k.rng)
+	id, _, ok := k.w.Live[ti].Peek(k.rng)
 	if !ok {
 		return workload.Result{Op: OpSelect}, errors.New("direct-selects: no live rows")
 	}
-	n, b, err := k.rr.Query(ctx, k.conn, k.sql, id)
+	n, b, err := k.rr.Query(ctx, k.conn, k.sqls[ti], id)
 	return workload.Result{Op: OpSelect, Rows: n, Bytes: b}, err
 }
 

@@ -9,7 +9,8 @@
 // random live id; <column> is a random non-key numeric column and p..q a
 // random window covering 90% of that column's value domain, so about 90% of
 // the examined rows match (the generated values are uniform over the
-// domain). It reports the rows returned and their data bytes.
+// domain). It reports the rows examined (the key range, clipped at the end
+// of the table), the rows returned and their data bytes.
 //
 // It also exports Ranger, which the mixed workload shares.
 package indsel
@@ -32,8 +33,6 @@ var Meta = workload.Meta{
 	Description: "range selects: row_id BETWEEN a AND b (mean 660 rows examined) AND a random numeric column in a wide range",
 	New:         func() workload.Workload { return &IndSel{Base: rowdata.Base{MinRows: 1}} },
 }
-
-const table = rowdata.Table
 
 // OpSelect is the only operation.
 const OpSelect = 0
@@ -99,25 +98,26 @@ func (w *IndSel) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 	if err := w.Ready("indirect-selects"); err != nil {
 		return nil, err
 	}
-	return &worker{
-		live: w.Live,
-		rng:  w.WorkerRand(id),
-		r:    NewRanger(t.Dialect(), table, conn),
-	}, nil
+	k := &worker{w: w, rng: w.WorkerRand(id)}
+	for _, name := range w.Tables() {
+		k.rs = append(k.rs, NewRanger(t.Dialect(), name, conn))
+	}
+	return k, nil
 }
 
 type worker struct {
-	live *rowdata.LiveSet
-	rng  *rand.Rand
-	r    *Ranger
+	w   *IndSel
+	rng *rand.Rand
+	rs  []*Ranger // per table
 }
 
 func (k *worker) Do(ctx context.Context) (workload.Result, error) {
-	n, b, ok, err := k.r.Select(ctx, k.live, k.rng)
+	ti := k.w.PickTable(k.rng)
+	n, b, ok, err := k.rs[ti].Select(ctx, k.w.Live[ti], k.rng)
 	if !ok {
 		return workload.Result{Op: OpSelect}, errors.New("indirect-selects: no live rows")
 	}
-	return workload.Result{Op: OpSelect, Rows: n, Bytes: b}, err
+	return workload.Result{Op: OpSelect, Rows: n.Returned, Bytes: b, Examined: n.Examined}, err
 }
 
 // Ranger performs indirect (range) selects for one worker.
@@ -138,14 +138,26 @@ func NewRanger(d target.Dialect, table string, conn target.Conn) *Ranger {
 	return r
 }
 
+// Rows is what one range select examined and returned.
+type Rows struct {
+	// Examined is the key range scanned, b-a+1 clipped at the highest id
+	// the table has had (it cannot hold rows beyond it): every row of the
+	// range is examined against the column predicate. Where rows of the
+	// range were deleted (mixed), fewer rows exist to examine.
+	Examined int64
+	Returned int64 // rows matching both predicates
+}
+
 // Select runs one range select starting at a random live id and returns the
-// rows returned and their data bytes (ok=false when live is empty).
-func (r *Ranger) Select(ctx context.Context, live *rowdata.LiveSet, rng *rand.Rand) (rows, bytes int64, ok bool, err error) {
+// rows examined and returned and the returned data bytes (ok=false when
+// live is empty).
+func (r *Ranger) Select(ctx context.Context, live *rowdata.LiveSet, rng *rand.Rand) (rows Rows, bytes int64, ok bool, err error) {
 	a, _, ok := live.Peek(rng)
 	if !ok {
-		return 0, 0, false, nil
+		return Rows{}, 0, false, nil
 	}
 	b := a + RangeLength(rng) - 1
+	rows.Examined = min(b, live.MaxID()) - a + 1
 	ci := rng.IntN(len(filterCols))
 	c := filterCols[ci]
 	span := c.max - c.min
@@ -157,7 +169,7 @@ func (r *Ranger) Select(ctx context.Context, live *rowdata.LiveSet, rng *rand.Ra
 	} else {
 		p, q = c.clampInt(lo), c.clampInt(hi)
 	}
-	rows, bytes, err = r.rr.Query(ctx, r.conn, r.sqls[ci], a, b, p, q)
+	rows.Returned, bytes, err = r.rr.Query(ctx, r.conn, r.sqls[ci], a, b, p, q)
 	return rows, bytes, true, err
 }
 

@@ -19,8 +19,6 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return &InsDel{} },
 }
 
-const table = rowdata.Table
-
 // Operation indexes.
 const (
 	OpInsert = iota
@@ -48,53 +46,66 @@ func (w *InsDel) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 		return nil, err
 	}
 	d := t.Dialect()
-	return &worker{
-		w:         w,
-		conn:      conn,
-		rng:       w.WorkerRand(id),
-		insertSQL: rowdata.InsertSQL(d, table),
-		deleteSQL: "DELETE FROM " + d.Table(table) + " WHERE row_id = " + d.Placeholder(1),
-		args:      make([]any, 0, rowdata.NumColumns),
-	}, nil
+	k := &worker{
+		w:    w,
+		conn: conn,
+		rng:  w.WorkerRand(id),
+		args: make([]any, 0, rowdata.NumColumns),
+	}
+	for i, name := range w.Tables() {
+		k.tabs = append(k.tabs, tab{
+			live:      w.Live[i],
+			insertSQL: rowdata.InsertSQL(d, name),
+			deleteSQL: "DELETE FROM " + d.Table(name) + " WHERE row_id = " + d.Placeholder(1),
+		})
+	}
+	return k, nil
 }
 
-type worker struct {
-	w         *InsDel
-	conn      target.Conn
-	rng       *rand.Rand
-	row       rowdata.Row
-	args      []any
+// tab is one row table's live set and statements.
+type tab struct {
+	live      *rowdata.LiveSet
 	insertSQL string
 	deleteSQL string
 }
 
-func (k *worker) Do(ctx context.Context) (workload.Result, error) {
-	if k.rng.IntN(2) == 0 {
-		if id, size, ok := k.w.Live.Take(k.rng); ok {
-			return k.delete(ctx, id, size)
-		}
-	}
-	return k.insert(ctx)
+type worker struct {
+	w    *InsDel
+	conn target.Conn
+	rng  *rand.Rand
+	row  rowdata.Row
+	args []any
+	tabs []tab
 }
 
-func (k *worker) insert(ctx context.Context) (workload.Result, error) {
-	id := k.w.Live.NextID()
+func (k *worker) Do(ctx context.Context) (workload.Result, error) {
+	tb := &k.tabs[k.w.PickTable(k.rng)]
+	if k.rng.IntN(2) == 0 {
+		if id, size, ok := tb.live.Take(k.rng); ok {
+			return k.delete(ctx, tb, id, size)
+		}
+	}
+	return k.insert(ctx, tb)
+}
+
+func (k *worker) insert(ctx context.Context, tb *tab) (workload.Result, error) {
+	id := tb.live.NextID()
 	rowdata.Fill(&k.row, k.rng, id)
 	k.args = k.row.Args(k.args[:0])
-	n, err := k.conn.Exec(ctx, k.insertSQL, k.args...)
+	n, err := k.conn.Exec(ctx, tb.insertSQL, k.args...)
 	if err != nil {
 		return workload.Result{Op: OpInsert}, err
 	}
 	size := k.row.Bytes()
-	k.w.Live.Add(id, size)
+	tb.live.Add(id, size)
 	return workload.Result{Op: OpInsert, Rows: n, Bytes: n * size}, nil
 }
 
-func (k *worker) delete(ctx context.Context, id, size int64) (workload.Result, error) {
-	n, err := k.conn.Exec(ctx, k.deleteSQL, id)
+func (k *worker) delete(ctx context.Context, tb *tab, id, size int64) (workload.Result, error) {
+	n, err := k.conn.Exec(ctx, tb.deleteSQL, id)
 	if err != nil {
 		// The row may still be there: keep it eligible for a later delete.
-		k.w.Live.Add(id, size)
+		tb.live.Add(id, size)
 		return workload.Result{Op: OpDelete}, err
 	}
 	return workload.Result{Op: OpDelete, Rows: n, Bytes: n * size}, nil

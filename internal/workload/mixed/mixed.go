@@ -26,8 +26,6 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return &Mixed{} },
 }
 
-const table = rowdata.Table
-
 // Operation indexes.
 const (
 	OpInsert = iota
@@ -64,31 +62,43 @@ func (w *Mixed) NewWorker(_ context.Context, t target.Target, conn target.Conn, 
 		return nil, err
 	}
 	d := t.Dialect()
-	return &worker{
-		live:      w.Live,
-		conn:      conn,
-		rng:       w.WorkerRand(id),
-		insertSQL: rowdata.InsertSQL(d, table),
-		deleteSQL: "DELETE FROM " + d.Table(table) + " WHERE row_id = " + d.Placeholder(1),
-		selectSQL: directsel.SelectSQL(d, table, "row_id = "+d.Placeholder(1)),
-		up:        updates.NewUpdater(d, table, conn),
-		ranger:    indsel.NewRanger(d, table, conn),
-		args:      make([]any, 0, rowdata.NumColumns),
-	}, nil
+	k := &worker{
+		w:    w,
+		conn: conn,
+		rng:  w.WorkerRand(id),
+		args: make([]any, 0, rowdata.NumColumns),
+	}
+	for i, name := range w.Tables() {
+		k.tabs = append(k.tabs, tab{
+			live:      w.Live[i],
+			insertSQL: rowdata.InsertSQL(d, name),
+			deleteSQL: "DELETE FROM " + d.Table(name) + " WHERE row_id = " + d.Placeholder(1),
+			selectSQL: directsel.SelectSQL(d, name, "row_id = "+d.Placeholder(1)),
+			up:        updates.NewUpdater(d, name, conn),
+			ranger:    indsel.NewRanger(d, name, conn),
+		})
+	}
+	return k, nil
 }
 
-type worker struct {
+// tab is one row table's live set and statements.
+type tab struct {
 	live      *rowdata.LiveSet
-	conn      target.Conn
-	rng       *rand.Rand
-	row       rowdata.Row
-	args      []any
 	insertSQL string
 	deleteSQL string
 	selectSQL string
-	rr        directsel.RowReader
 	up        *updates.Updater
 	ranger    *indsel.Ranger
+}
+
+type worker struct {
+	w    *Mixed
+	conn target.Conn
+	rng  *rand.Rand
+	row  rowdata.Row
+	args []any
+	rr   directsel.RowReader
+	tabs []tab
 }
 
 // pick draws an operation from Mix.
@@ -104,46 +114,48 @@ func (k *worker) pick() int {
 }
 
 func (k *worker) Do(ctx context.Context) (workload.Result, error) {
-	switch k.pick() {
+	op := k.pick()
+	tb := &k.tabs[k.w.PickTable(k.rng)]
+	switch op {
 	case OpSelectDirect:
-		if id, _, ok := k.live.Peek(k.rng); ok {
-			n, b, err := k.rr.Query(ctx, k.conn, k.selectSQL, id)
+		if id, _, ok := tb.live.Peek(k.rng); ok {
+			n, b, err := k.rr.Query(ctx, k.conn, tb.selectSQL, id)
 			return workload.Result{Op: OpSelectDirect, Rows: n, Bytes: b}, err
 		}
 	case OpSelectIndirect:
-		if n, b, ok, err := k.ranger.Select(ctx, k.live, k.rng); ok {
-			return workload.Result{Op: OpSelectIndirect, Rows: n, Bytes: b}, err
+		if n, b, ok, err := tb.ranger.Select(ctx, tb.live, k.rng); ok {
+			return workload.Result{Op: OpSelectIndirect, Rows: n.Returned, Bytes: b, Examined: n.Examined}, err
 		}
 	case OpUpdate:
-		if n, b, ok, err := k.up.Update(ctx, k.live, k.rng); ok {
+		if n, b, ok, err := tb.up.Update(ctx, tb.live, k.rng); ok {
 			return workload.Result{Op: OpUpdate, Rows: n, Bytes: b}, err
 		}
 	case OpDelete:
-		if id, size, ok := k.live.Take(k.rng); ok {
-			return k.delete(ctx, id, size)
+		if id, size, ok := tb.live.Take(k.rng); ok {
+			return k.delete(ctx, tb, id, size)
 		}
 	}
-	return k.insert(ctx)
+	return k.insert(ctx, tb)
 }
 
-func (k *worker) insert(ctx context.Context) (workload.Result, error) {
-	id := k.live.NextID()
+func (k *worker) insert(ctx context.Context, tb *tab) (workload.Result, error) {
+	id := tb.live.NextID()
 	rowdata.Fill(&k.row, k.rng, id)
 	k.args = k.row.Args(k.args[:0])
-	n, err := k.conn.Exec(ctx, k.insertSQL, k.args...)
+	n, err := k.conn.Exec(ctx, tb.insertSQL, k.args...)
 	if err != nil {
 		return workload.Result{Op: OpInsert}, err
 	}
 	size := k.row.Bytes()
-	k.live.Add(id, size)
+	tb.live.Add(id, size)
 	return workload.Result{Op: OpInsert, Rows: n, Bytes: n * size}, nil
 }
 
-func (k *worker) delete(ctx context.Context, id, size int64) (workload.Result, error) {
-	n, err := k.conn.Exec(ctx, k.deleteSQL, id)
+func (k *worker) delete(ctx context.Context, tb *tab, id, size int64) (workload.Result, error) {
+	n, err := k.conn.Exec(ctx, tb.deleteSQL, id)
 	if err != nil {
 		// The row may still be there: keep it eligible for a later delete.
-		k.live.Add(id, size)
+		tb.live.Add(id, size)
 		return workload.Result{Op: OpDelete}, err
 	}
 	return workload.Result{Op: OpDelete, Rows: n, Bytes: n * size}, nil

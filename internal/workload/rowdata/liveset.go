@@ -38,6 +38,10 @@ func NewLiveSet(lastID int64) *LiveSet {
 // NextID hands out the next sequential row id.
 func (s *LiveSet) NextID() int64 { return s.next.Add(1) }
 
+// MaxID is the highest id handed out so far (by NewLiveSet or NextID): no
+// row of the set has a larger id.
+func (s *LiveSet) MaxID() int64 { return s.next.Load() }
+
 // Len is the number of live ids.
 func (s *LiveSet) Len() int64 { return s.count.Load() }
 

@@ -2,9 +2,11 @@ package rowdata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,51 +114,128 @@ func CreateAndLoad(ctx context.Context, t target.Target, table string, n int64, 
 	return nil
 }
 
-// Table is the name of the shared row table (namespaced by the target).
+// Table is the name of the shared row table (namespaced by the target)
+// when the workload runs on one table.
 const Table = "rows"
 
-// Base is what every row workload shares: the pre-populated row count, the
-// seed, and the live-id set filled by Prepare. Workloads embed it, which
-// gives them Flags, Validate, Tables and Prepare.
-type Base struct {
-	Rows int64
-	Seed uint64
-	// MinRows is the fewest --rows the workload accepts (1 for workloads
-	// that read or change existing rows). Set by the workload's constructor.
-	MinRows int64
-
-	Live *LiveSet
+// TableName is the name of table i (0-based) of n identical row tables:
+// Table itself when n is 1, else rows_1 … rows_n.
+func TableName(i, n int) string {
+	if n <= 1 {
+		return Table
+	}
+	return Table + "_" + strconv.Itoa(i+1)
 }
 
-// Flags binds --rows and --seed.
+// MaxTables bounds --tables.
+const MaxTables = 1000
+
+// Base is what every row workload shares: the pre-populated row count, the
+// number of tables, the seed, and one live-id set per table filled by
+// Prepare. Workloads embed it, which gives them Flags, Validate, Tables and
+// Prepare.
+//
+// With --tables N the rows are spread over N identical tables (the sources
+// used 51), each with its own ids 1..rows/N and its own live set; each
+// request picks its table uniformly at random (PickTable).
+type Base struct {
+	Rows    int64
+	NTables int
+	Seed    uint64
+	// MinRows is the fewest rows per table the workload accepts (1 for
+	// workloads that read or change existing rows). Set by the workload's
+	// constructor.
+	MinRows int64
+
+	// Live holds one live-id set per table, in table order.
+	Live []*LiveSet
+}
+
+// Flags binds --rows, --tables and --seed.
 func (b *Base) Flags(fs *pflag.FlagSet) {
-	fs.Int64Var(&b.Rows, "rows", 10000, "rows to pre-populate before the test (small enough to stay in cache)")
+	fs.Int64Var(&b.Rows, "rows", 10000, "rows to pre-populate before the test, in total over the --tables (small enough to stay in cache)")
+	fs.IntVar(&b.NTables, "tables", 1, "spread the rows over this many identical tables; each request picks one at random (the sources used 51)")
 	fs.Uint64Var(&b.Seed, "seed", 1, "random seed for data and choices")
 }
 
-// Validate checks --rows.
+// tables returns the table count, 1 when unset.
+func (b *Base) tables() int {
+	if b.NTables <= 0 {
+		return 1
+	}
+	return b.NTables
+}
+
+// Validate checks --rows and --tables.
 func (b *Base) Validate() error {
-	if b.Rows < b.MinRows {
-		if b.MinRows > 0 {
-			return fmt.Errorf("--rows must be at least %d (the workload needs existing rows), got %d", b.MinRows, b.Rows)
+	var errs []error
+	if b.NTables < 1 || b.NTables > MaxTables {
+		errs = append(errs, fmt.Errorf("--tables must be between 1 and %d, got %d", MaxTables, b.NTables))
+	}
+	n := int64(b.tables())
+	switch {
+	case b.Rows < 0:
+		errs = append(errs, fmt.Errorf("--rows must be zero or more, got %d", b.Rows))
+	case b.MinRows > 0 && b.Rows < b.MinRows*n:
+		errs = append(errs, fmt.Errorf("--rows must be at least %d (the workload needs %d existing row(s) in each of %d table(s)), got %d", b.MinRows*n, b.MinRows, n, b.Rows))
+	}
+	return errors.Join(errs...)
+}
+
+// Tables lists the row tables.
+func (b *Base) Tables() []string {
+	n := b.tables()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = TableName(i, n)
+	}
+	return names
+}
+
+// TableRows is how many of the --rows table i holds: an even share, the
+// first tables taking one more row when --rows does not divide evenly.
+func (b *Base) TableRows(i int) int64 {
+	n := int64(b.tables())
+	r := b.Rows / n
+	if int64(i) < b.Rows%n {
+		r++
+	}
+	return r
+}
+
+// Prepare (re)creates the row tables and loads --rows rows into them.
+func (b *Base) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	names := b.Tables()
+	b.Live = make([]*LiveSet, len(names))
+	start, lastReport := time.Now(), time.Now()
+	var done int64
+	for i, name := range names {
+		n := b.TableRows(i)
+		b.Live[i] = NewLiveSet(n)
+		if err := CreateAndLoad(ctx, t, name, n, b.Live[i], progress); err != nil {
+			return err
 		}
-		return fmt.Errorf("--rows must be zero or more, got %d", b.Rows)
+		done += n
+		// Many small tables load quickly one by one: report the whole.
+		if progress != nil && len(names) > 1 && time.Since(lastReport) >= 2*time.Second {
+			lastReport = time.Now()
+			fmt.Fprintf(progress, "  loaded %d of %d tables, %d/%d rows, %.0f rows/s\n", i+1, len(names), done, b.Rows, float64(done)/time.Since(start).Seconds())
+		}
 	}
 	return nil
 }
 
-// Tables lists the row table.
-func (b *Base) Tables() []string { return []string{Table} }
-
-// Prepare (re)creates the row table and loads --rows rows into it.
-func (b *Base) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
-	b.Live = NewLiveSet(b.Rows)
-	return CreateAndLoad(ctx, t, Table, b.Rows, b.Live, progress)
+// PickTable draws a table index uniformly.
+func (b *Base) PickTable(rng *rand.Rand) int {
+	if len(b.Live) <= 1 {
+		return 0
+	}
+	return rng.IntN(len(b.Live))
 }
 
 // BaseParams returns the parameters every row workload records.
 func (b *Base) BaseParams() map[string]any {
-	return map[string]any{"rows": b.Rows, "seed": b.Seed, "row_bytes_mean": MeanRowBytes}
+	return map[string]any{"rows": b.Rows, "tables": b.tables(), "seed": b.Seed, "row_bytes_mean": MeanRowBytes}
 }
 
 // ParamsWith returns BaseParams plus the workload's own parameters.
@@ -170,7 +249,7 @@ func (b *Base) ParamsWith(extra map[string]any) map[string]any {
 
 // Ready fails when Prepare has not run, naming the workload.
 func (b *Base) Ready(workload string) error {
-	if b.Live == nil {
+	if len(b.Live) == 0 {
 		return fmt.Errorf("%s: Prepare was not run", workload)
 	}
 	return nil

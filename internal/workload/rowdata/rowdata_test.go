@@ -122,12 +122,14 @@ func BenchmarkFill(b *testing.B) {
 func TestBaseValidateAndReady(t *testing.T) {
 	tests := []struct {
 		rows, min int64
+		tables    int
 		ok        bool
-	}{{0, 0, true}, {-1, 0, false}, {0, 1, false}, {1, 1, true}}
+	}{{0, 0, 1, true}, {-1, 0, 1, false}, {0, 1, 1, false}, {1, 1, 1, true},
+		{2, 1, 3, false}, {3, 1, 3, true}, {0, 0, 51, true}, {10, 0, 0, false}, {10, 0, MaxTables + 1, false}}
 	for _, tc := range tests {
-		b := Base{Rows: tc.rows, MinRows: tc.min}
+		b := Base{Rows: tc.rows, MinRows: tc.min, NTables: tc.tables}
 		if err := b.Validate(); (err == nil) != tc.ok {
-			t.Errorf("rows %d min %d: Validate() = %v, want ok=%v", tc.rows, tc.min, err, tc.ok)
+			t.Errorf("rows %d min %d tables %d: Validate() = %v, want ok=%v", tc.rows, tc.min, tc.tables, err, tc.ok)
 		}
 	}
 	b := Base{Rows: 5, Seed: 9}
@@ -135,10 +137,44 @@ func TestBaseValidateAndReady(t *testing.T) {
 		t.Fatal("Ready before Prepare: got nil error")
 	}
 	p := b.ParamsWith(map[string]any{"x": 1})
-	if p["rows"] != int64(5) || p["seed"] != uint64(9) || p["x"] != 1 || p["row_bytes_mean"] != MeanRowBytes {
+	if p["rows"] != int64(5) || p["tables"] != 1 || p["seed"] != uint64(9) || p["x"] != 1 || p["row_bytes_mean"] != MeanRowBytes {
 		t.Fatalf("ParamsWith = %v", p)
 	}
 	if b.WorkerRand(1).Uint64() != b.WorkerRand(1).Uint64() || b.WorkerRand(1).Uint64() == b.WorkerRand(2).Uint64() {
 		t.Fatal("WorkerRand is not deterministic per worker and distinct across workers")
+	}
+}
+
+func TestTablesSpreadRows(t *testing.T) {
+	b := Base{Rows: 10, NTables: 3}
+	names := b.Tables()
+	if len(names) != 3 || names[0] != "rows_1" || names[2] != "rows_3" {
+		t.Fatalf("Tables() = %v, want rows_1..rows_3", names)
+	}
+	if got := (&Base{NTables: 1}).Tables(); len(got) != 1 || got[0] != Table {
+		t.Fatalf("one table: Tables() = %v, want [%s]", got, Table)
+	}
+	var sum int64
+	for i := range names {
+		r := b.TableRows(i)
+		if r < 3 || r > 4 {
+			t.Fatalf("table %d holds %d rows, want 3 or 4", i, r)
+		}
+		sum += r
+	}
+	if sum != 10 {
+		t.Fatalf("tables hold %d rows in total, want 10 (--rows is the total)", sum)
+	}
+	b.Live = []*LiveSet{NewLiveSet(0), NewLiveSet(0), NewLiveSet(0)}
+	rng := rand.New(rand.NewPCG(1, 1))
+	var counts [3]int
+	const n = 30000
+	for i := 0; i < n; i++ {
+		counts[b.PickTable(rng)]++
+	}
+	for i, c := range counts {
+		if c < n/3*9/10 || c > n/3*11/10 {
+			t.Fatalf("table %d picked %d times of %d, want about a third", i, c, n)
+		}
 	}
 }

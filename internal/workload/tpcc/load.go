@@ -1,13 +1,43 @@
 package tpcc
 
+// The loader: `ceiling prepare tpcc` creates the tables, loads ITEM once and
+// the warehouses in parallel (one connection per load thread, each taking
+// whole warehouses), through each engine's bulk path (target.BulkInserter:
+// COPY on PostgreSQL, multi-row INSERT on MySQL/MariaDB, prepared inserts in
+// one transaction per warehouse on SQLite), then creates the secondary
+// indexes and gathers planner statistics.
+//
+// The load state lives in tpcc_meta, a small ceiling-made table: "loading"
+// when the load starts, "complete" (with the warehouse count and the NURand
+// load constants) when it ends. prepare refuses to load over a complete or
+// an interrupted dataset without --force; run (Attach) accepts only a
+// complete one.
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
+
+// Load states recorded in tpcc_meta.
+const (
+	stateLoading  = "loading"
+	stateComplete = "complete"
+)
+
+// loadSeed seeds the data of each warehouse (with the warehouse number), so
+// a load is reproducible; the NURand constants are drawn afresh per load.
+const loadSeed = 0x7cc_10ad
 
 // Validate implements workload.Workload.
 func (w *Workload) Validate() error {
@@ -27,17 +57,412 @@ func (w *Workload) Params() map[string]any {
 	return p
 }
 
-// Tables implements workload.Workload.
+// Tables implements workload.Workload. tpcc_meta comes first, so a cleanup
+// that is interrupted leaves tables without a "complete" marker, which
+// prepare and run detect as an incomplete dataset.
 func (w *Workload) Tables() []string {
-	return []string{"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"}
+	return append([]string{TMeta}, dataTables...)
 }
 
-// Prepare implements workload.Workload: it loads the dataset.
+// Dataset is what tpcc_meta records about the loaded data.
+type Dataset struct {
+	State      string // "loading" or "complete"
+	Warehouses int
+	Consts     Constants
+	LoadedAt   string // RFC 3339, when the load finished
+}
+
+// ReadDataset reads the load state. It returns nil when there is no
+// tpcc_meta table; tables lists the TPC-C tables (tpcc_meta included) that
+// exist in ceiling's namespace.
+func ReadDataset(ctx context.Context, t target.Target) (ds *Dataset, tables []string, err error) {
+	all, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ours := append([]string{TMeta}, dataTables...)
+	for _, name := range all {
+		if slices.Contains(ours, name) {
+			tables = append(tables, name)
+		}
+	}
+	if !slices.Contains(tables, TMeta) {
+		return nil, tables, nil
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, tables, err
+	}
+	defer conn.Close()
+	rows, err := conn.Query(ctx, "SELECT k, v FROM "+t.Dialect().Table(TMeta))
+	if err != nil {
+		return nil, tables, fmt.Errorf("read %s: %w", TMeta, err)
+	}
+	defer rows.Close()
+	ds = &Dataset{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, tables, fmt.Errorf("read %s: %w", TMeta, err)
+		}
+		n, _ := strconv.Atoi(v)
+		switch k {
+		case "state":
+			ds.State = v
+		case "warehouses":
+			ds.Warehouses = n
+		case "c_last":
+			ds.Consts.CLast = n
+		case "c_id":
+			ds.Consts.CID = n
+		case "ol_i_id":
+			ds.Consts.OLIID = n
+		case "loaded_at":
+			ds.LoadedAt = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, tables, fmt.Errorf("read %s: %w", TMeta, err)
+	}
+	return ds, tables, nil
+}
+
+func writeDataset(ctx context.Context, t target.Target, ds *Dataset) error {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	d := t.Dialect()
+	if err := conn.Begin(ctx); err != nil {
+		return err
+	}
+	kv := [][2]string{
+		{"state", ds.State},
+		{"warehouses", strconv.Itoa(ds.Warehouses)},
+		{"c_last", strconv.Itoa(ds.Consts.CLast)},
+		{"c_id", strconv.Itoa(ds.Consts.CID)},
+		{"ol_i_id", strconv.Itoa(ds.Consts.OLIID)},
+		{"loaded_at", ds.LoadedAt},
+	}
+	ins := "INSERT INTO " + d.Table(TMeta) + " (k, v) VALUES (" + d.Placeholder(1) + ", " + d.Placeholder(2) + ")"
+	_, err = conn.Exec(ctx, "DELETE FROM "+d.Table(TMeta))
+	for _, p := range kv {
+		if err != nil {
+			break
+		}
+		_, err = conn.Exec(ctx, ins, p[0], p[1])
+	}
+	if err != nil {
+		_ = conn.Rollback(context.WithoutCancel(ctx))
+		return fmt.Errorf("write %s: %w", TMeta, err)
+	}
+	return conn.Commit(ctx)
+}
+
+// Prepare implements workload.Workload: it loads the dataset, refusing to
+// replace an existing one (complete or not) without --force.
 func (w *Workload) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
-	return errors.New("tpcc loader: not implemented yet")
+	if progress == nil {
+		progress = io.Discard
+	}
+	ds, tables, err := ReadDataset(ctx, t)
+	if err != nil {
+		return err
+	}
+	if !w.Force {
+		switch {
+		case ds != nil && ds.State == stateComplete:
+			return fmt.Errorf("a TPC-C dataset of %d warehouses is already loaded (at %s); `ceiling run tpcc` reuses it: pass --force to load a new one, or run `ceiling cleanup tpcc` first", ds.Warehouses, ds.LoadedAt)
+		case ds != nil || len(tables) > 0:
+			return errors.New("an incomplete TPC-C dataset was found (an interrupted load?): pass --force to load over it, or run `ceiling cleanup tpcc` to remove it")
+		}
+	}
+	return w.load(ctx, t, progress)
 }
 
-// Attach implements workload.Attacher: run reuses the prepared dataset.
+// Attach implements workload.Attacher: run reuses the prepared dataset. An
+// explicit --warehouses may name fewer warehouses than were loaded (the run
+// then uses warehouses 1..N) but not more; without it the run uses all of
+// them.
 func (w *Workload) Attach(ctx context.Context, t target.Target, progress io.Writer) error {
-	return errors.New("tpcc: no prepared dataset; run `ceiling prepare tpcc --warehouses N` first")
+	ds, tables, err := ReadDataset(ctx, t)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ds == nil && len(tables) == 0:
+		return errors.New("no TPC-C dataset: run `ceiling prepare tpcc --warehouses N` first")
+	case ds == nil || ds.State != stateComplete:
+		return errors.New("the TPC-C dataset is incomplete (an interrupted load?): run `ceiling prepare tpcc --warehouses N --force` to reload it, or `ceiling cleanup tpcc`")
+	case len(tables) != len(dataTables)+1:
+		return fmt.Errorf("the TPC-C dataset is incomplete: only tables %v exist; run `ceiling prepare tpcc --warehouses N --force`", tables)
+	}
+	if w.flags != nil && w.flags.Changed("warehouses") {
+		if w.Warehouses > ds.Warehouses {
+			return fmt.Errorf("--warehouses %d: the prepared dataset has only %d; prepare %d with `ceiling prepare tpcc --warehouses %d --force`", w.Warehouses, ds.Warehouses, w.Warehouses, w.Warehouses)
+		}
+	} else {
+		w.Warehouses = ds.Warehouses
+	}
+	w.consts = ds.Consts
+	if progress != nil {
+		fmt.Fprintf(progress, "  TPC-C dataset: %d warehouses (loaded %s); running on %d\n", ds.Warehouses, ds.LoadedAt, w.Warehouses)
+	}
+	return nil
+}
+
+// loadThreads is the number of loader connections.
+func (w *Workload) loadThreads(engine string) int {
+	n := w.LoadThreads
+	if n == 0 {
+		n = runtime.NumCPU()
+	}
+	if engine == "sqlite" {
+		// One writer at a time: more connections would only wait on the lock.
+		n = 1
+	}
+	return max(1, min(n, w.Warehouses+1))
+}
+
+// LoadSummary is what a load measured.
+type LoadSummary struct {
+	Rows         int64
+	Bytes        int64 // data bytes by SQL type sizes
+	Load         time.Duration
+	Indexes      time.Duration
+	Analyze      time.Duration
+	Total        time.Duration
+	Threads      int
+	Warehouses   int
+	PerWarehouse time.Duration // Total / Warehouses
+}
+
+func (w *Workload) load(ctx context.Context, t target.Target, progress io.Writer) error {
+	_, err := w.loadSummary(ctx, t, progress)
+	return err
+}
+
+func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io.Writer) (*LoadSummary, error) {
+	start := time.Now()
+	d := t.Dialect()
+	sch := t.Schema()
+	consts := NewConstants(rand.New(rand.NewPCG(uint64(start.UnixNano()), 0xc)))
+	ds := &Dataset{State: stateLoading, Warehouses: w.Warehouses, Consts: consts}
+	if err := sch.CreateTable(ctx, TMeta, TableBody(d.Engine, TMeta)); err != nil {
+		return nil, fmt.Errorf("create table %s: %w", TMeta, err)
+	}
+	if err := writeDataset(ctx, t, ds); err != nil {
+		return nil, err
+	}
+	for _, name := range dataTables {
+		if err := sch.CreateTable(ctx, name, TableBody(d.Engine, name)); err != nil {
+			return nil, fmt.Errorf("create table %s: %w", name, err)
+		}
+	}
+	threads := w.loadThreads(d.Engine)
+	fmt.Fprintf(progress, "  loading %d warehouses with %d threads (%s)\n", w.Warehouses, threads, bulkPath(d.Engine))
+
+	stats := &loadStats{}
+	var whDone atomic.Int64
+	now := time.Now().UTC().Truncate(time.Second)
+	stop := make(chan struct{})
+	var progWG sync.WaitGroup
+	progWG.Add(1)
+	go func() {
+		defer progWG.Done()
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				el := time.Since(start).Seconds()
+				rows, bytes := stats.rows.Load(), stats.bytes.Load()
+				fmt.Fprintf(progress, "  %d/%d warehouses, %d rows, %.0f rows/s, %.0f MB/min\n",
+					whDone.Load(), w.Warehouses, rows, float64(rows)/el, float64(bytes)/1e6/el*60)
+			}
+		}
+	}()
+	err := w.loadData(ctx, t, threads, consts, now, stats, &whDone)
+	close(stop)
+	progWG.Wait()
+	if err != nil {
+		return nil, err
+	}
+	sum := &LoadSummary{Load: time.Since(start), Threads: threads, Warehouses: w.Warehouses}
+
+	ixStart := time.Now()
+	for _, ix := range Indexes {
+		if err := sch.CreateIndex(ctx, ix.Table, ix.Name, ix.Cols); err != nil {
+			return nil, fmt.Errorf("create index %s: %w", ix.Name, err)
+		}
+	}
+	sum.Indexes = time.Since(ixStart)
+	fmt.Fprintf(progress, "  secondary indexes created in %.1fs\n", sum.Indexes.Seconds())
+
+	anStart := time.Now()
+	if err := analyze(ctx, t); err != nil {
+		return nil, err
+	}
+	sum.Analyze = time.Since(anStart)
+
+	ds.State = stateComplete
+	ds.LoadedAt = time.Now().UTC().Format(time.RFC3339)
+	if err := writeDataset(ctx, t, ds); err != nil {
+		return nil, err
+	}
+	w.consts = consts
+	sum.Total = time.Since(start)
+	sum.Rows, sum.Bytes = stats.rows.Load(), stats.bytes.Load()
+	sum.PerWarehouse = sum.Total / time.Duration(w.Warehouses)
+	sec := sum.Total.Seconds()
+	fmt.Fprintf(progress, "  loaded %d warehouses: %d rows, %.0f MB in %.1fs (data %.1fs, indexes %.1fs, statistics %.1fs): %.0f rows/s, %.0f MB/min, %.1f s per warehouse\n",
+		w.Warehouses, sum.Rows, float64(sum.Bytes)/1e6, sec, sum.Load.Seconds(), sum.Indexes.Seconds(), sum.Analyze.Seconds(),
+		float64(sum.Rows)/sec, float64(sum.Bytes)/1e6/sec*60, sum.PerWarehouse.Seconds())
+	return sum, nil
+}
+
+func bulkPath(engine string) string {
+	switch engine {
+	case "postgres":
+		return "COPY"
+	case "mysql":
+		return "multi-row INSERT"
+	}
+	return "one transaction per warehouse"
+}
+
+// loadData loads ITEM and every warehouse: job 0 is ITEM, job w is
+// warehouse w. Each thread has its own connection; the first error cancels
+// the others.
+func (w *Workload) loadData(ctx context.Context, t target.Target, threads int, consts Constants, now time.Time, stats *loadStats, whDone *atomic.Int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int, w.Warehouses+1)
+	for j := 0; j <= w.Warehouses; j++ {
+		jobs <- j
+	}
+	close(jobs)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for i := 0; i < threads; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := t.Connect(ctx)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer conn.Close()
+			bi, ok := conn.(target.BulkInserter)
+			if !ok {
+				fail(fmt.Errorf("%s connections have no bulk insert path", t.Dialect().Engine))
+				return
+			}
+			for j := range jobs {
+				if ctx.Err() != nil {
+					return
+				}
+				if err := loadJob(ctx, t.Dialect().Engine, conn, bi, j, consts, now, stats); err != nil {
+					fail(err)
+					return
+				}
+				if j > 0 {
+					whDone.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// afterTable, when set (by tests), is called after each table a warehouse
+// job loads.
+var afterTable func(table string)
+
+// loadJob loads ITEM (j == 0) or warehouse j. On SQLite a job is one
+// transaction; elsewhere each table's bulk insert commits on its own.
+func loadJob(ctx context.Context, engine string, conn target.Conn, bi target.BulkInserter, j int, consts Constants, now time.Time, stats *loadStats) (err error) {
+	if engine == "sqlite" {
+		if err := conn.Begin(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				_ = conn.Rollback(context.WithoutCancel(ctx))
+				return
+			}
+			err = conn.Commit(ctx)
+		}()
+	}
+	if j == 0 {
+		if _, err := bi.BulkInsert(ctx, TItem, Columns(TItem), itemSource(loadSeed, stats)); err != nil {
+			return fmt.Errorf("load %s: %w", TItem, err)
+		}
+		return nil
+	}
+	g := newWHGen(loadSeed, j, consts, now, stats)
+	for _, table := range warehouseTables {
+		if _, err := bi.BulkInsert(ctx, table, Columns(table), g.source(table)); err != nil {
+			return fmt.Errorf("load %s of warehouse %d: %w", table, j, err)
+		}
+		if afterTable != nil {
+			afterTable(table)
+		}
+	}
+	return nil
+}
+
+// analyze gathers planner statistics after the load (PostgreSQL ANALYZE,
+// MySQL ANALYZE TABLE); SQLite plans these key lookups well without them.
+func analyze(ctx context.Context, t target.Target) error {
+	d := t.Dialect()
+	if d.Engine == "sqlite" {
+		return nil
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, name := range dataTables {
+		q := "ANALYZE " + d.Table(name)
+		if d.Engine == "mysql" {
+			q = "ANALYZE TABLE " + d.Table(name)
+		}
+		if d.Engine == "mysql" {
+			// ANALYZE TABLE returns a result set.
+			rows, err := conn.Query(ctx, q)
+			if err != nil {
+				return fmt.Errorf("analyze %s: %w", name, err)
+			}
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return fmt.Errorf("analyze %s: %w", name, err)
+			}
+			continue
+		}
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("analyze %s: %w", name, err)
+		}
+	}
+	return nil
 }

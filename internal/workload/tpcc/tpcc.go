@@ -29,6 +29,13 @@ type Workload struct {
 	LoadThreads int
 	Force       bool
 
+	// consts are the load's NURand constants, read from tpcc_meta by Attach
+	// (or set by Prepare); the run derives its own from them.
+	consts Constants
+	// flags is the flag set Flags bound, to tell an explicit --warehouses
+	// from the default in Attach.
+	flags *pflag.FlagSet
+
 	run runConfig // run configuration, in driver.go
 }
 
@@ -36,7 +43,8 @@ var _ workload.Workload = (*Workload)(nil)
 
 // Flags implements workload.Workload.
 func (w *Workload) Flags(fs *pflag.FlagSet) {
-	fs.IntVar(&w.Warehouses, "warehouses", 1, "number of warehouses (each is about 100 MB of data)")
+	w.flags = fs
+	fs.IntVar(&w.Warehouses, "warehouses", 1, "number of warehouses (each is about 100 MB of data); run: default the prepared count")
 	fs.IntVar(&w.LoadThreads, "load-threads", 0, "prepare: parallel loader connections (default: number of cores)")
 	fs.BoolVar(&w.Force, "force", false, "prepare: replace an existing TPC-C dataset")
 	w.bindRunFlags(fs)

@@ -23,8 +23,6 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return &Updates{Base: rowdata.Base{MinRows: 1}} },
 }
 
-const table = rowdata.Table
-
 // OpUpdate is the only operation.
 const OpUpdate = 0
 
@@ -48,21 +46,22 @@ func (w *Updates) NewWorker(_ context.Context, t target.Target, conn target.Conn
 	if err := w.Ready("updates"); err != nil {
 		return nil, err
 	}
-	return &worker{
-		live: w.Live,
-		rng:  w.WorkerRand(id),
-		up:   NewUpdater(t.Dialect(), table, conn),
-	}, nil
+	k := &worker{w: w, rng: w.WorkerRand(id)}
+	for _, name := range w.Tables() {
+		k.ups = append(k.ups, NewUpdater(t.Dialect(), name, conn))
+	}
+	return k, nil
 }
 
 type worker struct {
-	live *rowdata.LiveSet
-	rng  *rand.Rand
-	up   *Updater
+	w   *Updates
+	rng *rand.Rand
+	ups []*Updater // per table
 }
 
 func (k *worker) Do(ctx context.Context) (workload.Result, error) {
-	n, b, ok, err := k.up.Update(ctx, k.live, k.rng)
+	ti := k.w.PickTable(k.rng)
+	n, b, ok, err := k.ups[ti].Update(ctx, k.w.Live[ti], k.rng)
 	if !ok {
 		return workload.Result{Op: OpUpdate}, errors.New("updates: no live rows")
 	}

@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+	"github.com/ceiling-db/ceiling/internal/workload/bulkload"
+)
+
+// batchRamper is implemented by workloads whose request size can be ramped
+// with --batches (bulk-load).
+type batchRamper interface {
+	// Batches returns --batches as given, "" without a ramp.
+	Batches() string
+	// SetBatch sets the rows per request of the requests that follow.
+	SetBatch(n int)
+}
+
+// indexBuilder is implemented by workloads with a timed index-build phase
+// after the measured run (bulk-load).
+type indexBuilder interface {
+	BuildIndexes(ctx context.Context, t target.Target) (bulkload.IndexBuild, bool, error)
+}
+
+// batchesSpec returns w's --batches, or "" when w has none or it was not given.
+func batchesSpec(w workload.Workload) string {
+	if b, ok := w.(batchRamper); ok {
+		return b.Batches()
+	}
+	return ""
+}
+
+// defaultBatchStep is each batch-size step's measured duration without --step.
+const defaultBatchStep = 10 * time.Second
+
+// parseBatches parses a --batches spec (the --rates syntax) into batch
+// sizes: whole numbers of rows from 1 to bulkload.MaxBatch. A geometric
+// ramp's sizes are rounded to whole rows, duplicates dropped.
+func parseBatches(spec string) ([]int, error) {
+	vals, err := parseRates(spec)
+	if err != nil {
+		return nil, err
+	}
+	geometric := strings.Contains(strings.ToLower(spec), "x")
+	var out []int
+	for _, v := range vals {
+		r := math.Round(v)
+		if !geometric && r != v {
+			return nil, fmt.Errorf("%g is not a whole number of rows", v)
+		}
+		if r < 1 || r > bulkload.MaxBatch {
+			return nil, fmt.Errorf("batch %g: must be between 1 and %d rows", v, bulkload.MaxBatch)
+		}
+		if n := len(out); n > 0 && out[n-1] == int(r) {
+			continue
+		}
+		out = append(out, int(r))
+	}
+	return out, nil
+}
+
+// batchConfig checks the flags of a batch ramp and returns the sizes and
+// the load of one step.
+func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec string) ([]int, runner.Config, error) {
+	var errs []error
+	batches, err := parseBatches(spec)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--batches %s", err))
+	}
+	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", "batch"} {
+		if fs.Changed(name) {
+			errs = append(errs, fmt.Errorf("--%s does not apply to a --batches ramp: each batch size runs closed loop for --step (or --ops requests), after --warmup", name))
+		}
+	}
+	if f.threads <= 0 {
+		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
+	}
+	if f.ops < 0 {
+		errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
+	}
+	if fs.Changed("step") && f.ops > 0 {
+		errs = append(errs, errors.New("--step and --ops are exclusive: a batch step runs for a duration or a number of requests"))
+	}
+	if f.step <= 0 {
+		errs = append(errs, fmt.Errorf("--step must be positive, got %v", f.step))
+	}
+	if f.warmup < 0 {
+		errs = append(errs, fmt.Errorf("--warmup must be zero or more, got %v", f.warmup))
+	}
+	if f.interval <= 0 {
+		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
+	}
+	if f.reportEvery <= 0 {
+		errs = append(errs, fmt.Errorf("--report-every must be positive, got %v", f.reportEvery))
+	}
+	if err := w.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, runner.Config{}, joinUsage(errs)
+	}
+	cfg := runner.Config{Threads: f.threads, Interval: f.interval, Warmup: f.warmup}
+	switch {
+	case f.ops > 0:
+		cfg.Ops = f.ops
+	case fs.Changed("step"):
+		cfg.Duration = f.step
+	default:
+		cfg.Duration = defaultBatchStep
+	}
+	return batches, cfg, nil
+}
+
+// runBatches runs a bulk-load batch-size ramp: the table is prepared once,
+// then each batch size runs as its own closed-loop measured step on the
+// growing table, like the sources' limited bulk tests; the result has one
+// step per size. The index-build phase follows the last step.
+func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, f *runFlags, fs *pflag.FlagSet) (err error) {
+	rb := w.(batchRamper)
+	batches, cfg, err := f.batchConfig(fs, w, rb.Batches())
+	if err != nil {
+		return err
+	}
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeOnce(); cerr != nil && err == nil {
+			err = fmt.Errorf("restore settings: %w", cerr)
+		}
+	}()
+	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
+		return err
+	}
+	info := t.Info()
+	cores := runtime.NumCPU()
+	params := report.Params{Version: version(), Workload: name, Load: cfg, Info: info, Cores: cores}
+	if info.Local && !f.noProbe {
+		params.Host = e.probeHost(ctx, t, f.probeDir)
+	}
+	each := fmt.Sprintf("%v each", cfg.Duration)
+	if cfg.Ops > 0 {
+		each = fmt.Sprintf("%d requests each", cfg.Ops)
+	}
+	if cfg.Warmup > 0 {
+		each += fmt.Sprintf(" after %v warm-up", cfg.Warmup)
+	}
+	fmt.Fprintf(e.stdout, "running %s: %d batch sizes %v, %d threads, %s, closed loop, durability %s\n",
+		name, len(batches), batches, f.threads, each, info.Durability.Mode)
+
+	var (
+		results []*runner.Result
+		stopErr error
+	)
+	for _, b := range batches {
+		rb.SetBatch(b)
+		fmt.Fprintf(e.stdout, "\n-- batch %d rows\n", b)
+		live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores}
+		step := cfg
+		step.OnInterval = live.Interval
+		res, err := runner.Run(ctx, step, t, w)
+		live.Done()
+		if err != nil {
+			if len(results) == 0 {
+				return err
+			}
+			stopErr = err
+			break
+		}
+		results = append(results, res)
+		if res.Partial {
+			break
+		}
+	}
+	post := e.afterLoad(ctx, t, w)
+
+	wp := w.Params()
+	delete(wp, "batch")
+	wp["batch_sizes"] = batches[:len(results)]
+	params.WParams = wp
+	cerr := closeOnce()
+	params.Info = t.Info()
+	doc, err := report.BuildBatches(params, batches, results)
+	if err != nil {
+		return err
+	}
+	post.apply(doc)
+	if stopErr != nil {
+		doc.Partial = true
+		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d batch sizes: %s", len(results), len(batches), oneLine(stopErr.Error())))
+	}
+	path, err := report.Write(f.out, doc)
+	report.PrintSummary(e.stdout, doc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nresult: %s\n", path)
+	if cerr != nil {
+		return fmt.Errorf("restore settings: %w", cerr)
+	}
+	if stopErr != nil {
+		return fmt.Errorf("%w (partial result written to %s)", stopErr, path)
+	}
+	if doc.Partial {
+		return errors.New("run interrupted; partial result written to " + path)
+	}
+	return nil
+}
+
+// postLoad is what happened after the measured run of a bulk load: the
+// index-build phase, and whether the log/data ratio applies.
+type postLoad struct {
+	bulk   bool
+	ib     bulkload.IndexBuild
+	built  bool
+	errMsg string
+}
+
+// afterLoad runs the timed index-build phase of a workload that has one
+// (bulk-load, unless --no-index) and prints how long it took. A failed
+// build is reported in the result, not fatal: the load was measured.
+func (e *env) afterLoad(ctx context.Context, t target.Target, w workload.Workload) *postLoad {
+	_, bulk := w.(batchRamper)
+	p := &postLoad{bulk: bulk}
+	ib, ok := w.(indexBuilder)
+	if !ok || ctx.Err() != nil {
+		return p
+	}
+	fmt.Fprintf(e.stdout, "\nbuilding secondary indexes (timed, after the load) ...\n")
+	b, built, err := ib.BuildIndexes(ctx, t)
+	switch {
+	case err != nil:
+		p.errMsg = oneLine(err.Error())
+		fmt.Fprintf(e.stdout, "index build failed: %s\n", p.errMsg)
+	case built:
+		p.ib, p.built = b, true
+		fmt.Fprintf(e.stdout, "built %d secondary indexes on %d rows in %.2f s\n", b.Indexes, b.Rows, b.Elapsed.Seconds())
+	default:
+		fmt.Fprintln(e.stdout, "index build skipped (--no-index)")
+	}
+	return p
+}
+
+// apply records the post-load figures in doc: the log/data ratio of a bulk
+// load and the index build.
+func (p *postLoad) apply(doc *report.Result) {
+	if p == nil || !p.bulk {
+		return
+	}
+	fig := func(k string, v float64) {
+		if doc.Figures == nil {
+			doc.Figures = map[string]float64{}
+		}
+		doc.Figures[k] = v
+	}
+	if doc.Evidence != nil {
+		if r := report.LogRatio(doc.Evidence.Counters, doc.Summary.Bytes); r != nil {
+			fig("log_bytes_per_data_byte", *r)
+			logMBs := "n/a"
+			if v, ok := doc.Evidence.PerSec[target.CtrLogBytes]; ok {
+				logMBs = fmt.Sprintf("%.2f", v/report.MB)
+			}
+			doc.Notes = append(doc.Notes, fmt.Sprintf("bulk load: %.2f MB/min of row data, log %s MB/s; the server wrote %.2f bytes of log per byte of row data",
+				doc.Summary.MBPerMin, logMBs, *r))
+		}
+	}
+	switch {
+	case p.built:
+		fig("index_build_s", p.ib.Elapsed.Seconds())
+		fig("index_build_rows", float64(p.ib.Rows))
+		fig("index_build_indexes", float64(p.ib.Indexes))
+		doc.Notes = append(doc.Notes, fmt.Sprintf("built %d secondary indexes on %d rows in %.2f s, after the load (not in the figures above)",
+			p.ib.Indexes, p.ib.Rows, p.ib.Elapsed.Seconds()))
+	case p.errMsg != "":
+		doc.Notes = append(doc.Notes, "secondary index build failed: "+p.errMsg)
+	}
+}

@@ -1,0 +1,778 @@
+package htmlreport
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Build assembles the report of one or more results. With several, it
+// starts with their comparison (the first is the baseline): the headline
+// figures side by side with their mean and spread, bar charts, and any
+// prediction of one run's verdict checked against another; each result's
+// own sections follow.
+func Build(ins []Input) (*Doc, error) {
+	if len(ins) == 0 {
+		return nil, fmt.Errorf("no result to report")
+	}
+	d := &Doc{Title: "ceiling report"}
+	if len(ins) == 1 {
+		r := ins[0].Result
+		d.Title = "ceiling report: " + r.Workload.Name + " on " + r.Target.Engine
+		d.Subtitle = Describe(r)
+		secs, err := resultSections(r, "")
+		if err != nil {
+			return nil, err
+		}
+		d.Sections = secs
+		return d, nil
+	}
+	d.Title = fmt.Sprintf("ceiling report: %d results compared", len(ins))
+	d.Subtitle = "baseline " + Label(0) + ": " + Describe(ins[0].Result)
+	cmp := Compare(ins)
+	secs, err := comparisonSections(cmp)
+	if err != nil {
+		return nil, err
+	}
+	d.Sections = secs
+	for i, in := range ins {
+		sub, err := resultSections(in.Result, Label(i))
+		if err != nil {
+			return nil, err
+		}
+		d.Sections = append(d.Sections, Section{ID: "result-" + Label(i), Title: fmt.Sprintf("Result %s: %s", Label(i), filepath.Base(in.Path)),
+			Blocks: []Block{{Para: Describe(in.Result)}}})
+		d.Sections = append(d.Sections, sub...)
+	}
+	return d, nil
+}
+
+// Label is the short name of the i-th result: A, B, … Z, R27, R28, …
+func Label(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return "R" + strconv.Itoa(i+1)
+}
+
+// resultSections are the sections of one result; prefix (a result's label)
+// makes the section ids unique and marks them as subsections.
+func resultSections(r *report.Result, prefix string) ([]Section, error) {
+	id := func(s string) string {
+		if prefix == "" {
+			return s
+		}
+		return prefix + "-" + s
+	}
+	sub := prefix != ""
+	secs := []Section{
+		{ID: id("test"), Title: "Test definition and target", Sub: sub, Blocks: testBlocks(r)},
+		{ID: id("verdict"), Title: "Verdict", Sub: sub, Blocks: verdictBlocks(r)},
+		{ID: id("summary"), Title: "Summary", Sub: sub, Blocks: summaryBlocks(r)},
+	}
+	tp, err := throughputBlocks(r)
+	if err != nil {
+		return nil, err
+	}
+	secs = append(secs, Section{ID: id("time"), Title: "Throughput and latency over time", Sub: sub, Blocks: tp})
+	ev, err := evidenceBlocks(r)
+	if err != nil {
+		return nil, err
+	}
+	secs = append(secs, Section{ID: id("server"), Title: "Server evidence over time", Sub: sub, Blocks: ev})
+	if len(r.Steps) > 0 {
+		st, err := stepBlocks(r)
+		if err != nil {
+			return nil, err
+		}
+		title := "Open-loop steps (LT)"
+		if isBatch(r.Steps) {
+			title = "Batch-size steps"
+		}
+		secs = append(secs, Section{ID: id("steps"), Title: title, Sub: sub, Blocks: st})
+	}
+	if len(r.Runs) > 1 {
+		rp, err := repeatBlocks(r)
+		if err != nil {
+			return nil, err
+		}
+		secs = append(secs, Section{ID: id("repeats"), Title: "Repeats", Sub: sub, Blocks: rp})
+	}
+	return secs, nil
+}
+
+func kv(rows *[][]string, k, v string) {
+	if v != "" {
+		*rows = append(*rows, []string{k, v})
+	}
+}
+
+// testBlocks describe the test and the target. The DSN is redacted again
+// here, in case the result was edited by hand.
+func testBlocks(r *report.Result) []Block {
+	var rows [][]string
+	kv(&rows, "workload", r.Workload.Name)
+	kv(&rows, "workload parameters", paramsText(r.Workload.Params))
+	kv(&rows, "target", fmt.Sprintf("%s %s", r.Target.Engine, r.Target.Version))
+	kv(&rows, "DSN", target.Redact(r.Target.DSN))
+	if r.Target.Local {
+		kv(&rows, "server location", "this host (host CPU and flush probe describe the server's machine)")
+	}
+	kv(&rows, "durability", durabilityText(r))
+	kv(&rows, "load model", loadText(r.Load))
+	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
+	if r.Load.WarmupS > 0 {
+		kv(&rows, "warm-up (excluded)", strconv.FormatFloat(r.Load.WarmupS, 'f', -1, 64)+" s")
+	}
+	if r.Load.Arrival != nil {
+		kv(&rows, "arrivals", *r.Load.Arrival)
+	}
+	if r.Load.LateAfterS != nil {
+		kv(&rows, "late after", strconv.FormatFloat(*r.Load.LateAfterS, 'f', -1, 64)+" s")
+	}
+	if r.Load.Repeat > 1 {
+		kv(&rows, "repeats", strconv.Itoa(r.Load.Repeat))
+	}
+	kv(&rows, "measured", fmt.Sprintf("%.1f s", r.Summary.ElapsedS))
+	kv(&rows, "started", r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	kv(&rows, "result id", r.ID)
+	kv(&rows, "ceiling version", r.Tool.Version)
+	if r.Partial {
+		kv(&rows, "partial", "yes: the run was interrupted; the figures cover what it measured")
+	}
+	if h := r.Host; h != nil {
+		kv(&rows, "flush probe", fmt.Sprintf("%d × 4 KiB write+fdatasync: p50 %s ms, p99 %s ms, mean %s ms (%s)", h.N, num(h.FsyncMs.P50), num(h.FsyncMs.P99), num(h.FsyncMs.Mean), h.Note))
+	}
+	blocks := []Block{{Table: &Table{Head: []string{"", ""}, Rows: rows, Align: "ll"}}}
+	if len(r.Target.Settings) > 0 {
+		var srows [][]string
+		for _, k := range sortedKeys(r.Target.Settings) {
+			srows = append(srows, []string{k, r.Target.Settings[k]})
+		}
+		blocks = append(blocks, Block{Table: &Table{Caption: "Server settings at the start", Head: []string{"setting", "value"}, Rows: srows, Align: "ll"}})
+	}
+	for _, n := range r.Notes {
+		blocks = append(blocks, Block{Note: n})
+	}
+	return blocks
+}
+
+func paramsText(p map[string]any) string {
+	var parts []string
+	for _, k := range sortedKeys(p) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, p[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// suggestionText is "X: predicted ×N (≈ M req/s)".
+func suggestionText(s diagnose.Suggestion) string {
+	t := "try " + s.Action
+	if s.PredictedGain != nil {
+		t += ": predicted " + gain(*s.PredictedGain)
+		if s.PredictedRequestsPerSec != nil {
+			t += " (≈ " + num(*s.PredictedRequestsPerSec) + " req/s)"
+		}
+	}
+	return t
+}
+
+func verdictBlocks(r *report.Result) []Block {
+	v := r.Verdict
+	if v == nil {
+		return []Block{{Note: "no verdict: nothing was measured"}}
+	}
+	vb := &VerdictBlock{Headline: v.Bottleneck, Evidence: v.Evidence}
+	for _, s := range v.Suggestions {
+		vb.Suggestions = append(vb.Suggestions, suggestionText(s))
+	}
+	blocks := []Block{{Verdict: vb}}
+	var rows [][]string
+	for _, ru := range v.Rules {
+		m := "no"
+		if ru.Matched {
+			m = "yes"
+		}
+		rows = append(rows, []string{ru.Name, m, strconv.FormatFloat(ru.Score, 'f', 2, 64), ru.Why})
+	}
+	if len(rows) > 0 {
+		blocks = append(blocks, Block{Table: &Table{Caption: "Rules", Head: []string{"rule", "matched", "score", "why"}, Rows: rows, Align: "lrrl"}})
+	}
+	return blocks
+}
+
+func latencyCells(l *metrics.Latency) []string {
+	if l == nil {
+		return []string{"n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"}
+	}
+	return []string{num(l.P50), num(l.P90), num(l.P95), num(l.P99), num(l.P999), num(l.Max), num(l.Mean)}
+}
+
+func summaryBlocks(r *report.Result) []Block {
+	s := r.Summary
+	var rows [][]string
+	kv(&rows, "requests", group(strconv.FormatInt(s.Requests, 10)))
+	kv(&rows, "requests/s", num(s.RequestsPerSec))
+	kv(&rows, "rows/s", num(s.RowsPerSec))
+	kv(&rows, "MB/min", num(s.MBPerMin))
+	for _, k := range sortedKeys(r.Figures) {
+		kv(&rows, k, num(r.Figures[k]))
+	}
+	if s.LatencyMs != nil {
+		kv(&rows, "latency p50 / p95 / p99 ms", fmt.Sprintf("%s / %s / %s", num(s.LatencyMs.P50), num(s.LatencyMs.P95), num(s.LatencyMs.P99)))
+	} else {
+		kv(&rows, "latency", "n/a")
+	}
+	kv(&rows, "errors", strconv.FormatInt(s.Errors, 10))
+	if s.Scheduled != nil {
+		kv(&rows, "late (skipped)", fmt.Sprintf("%d of %d scheduled (%s%%)", s.Late, *s.Scheduled, fixed(pct(s.Late, *s.Scheduled), 2)))
+	}
+	if r.Client.CPUPctCores != nil {
+		kv(&rows, "load generator CPU", fmt.Sprintf("%s%% of %d cores", num(*r.Client.CPUPctCores), r.Client.Cores))
+	}
+	blocks := []Block{{Table: &Table{Caption: "Headline figures", Head: []string{"figure", "value"}, Rows: rows}}}
+
+	var ops [][]string
+	order := s.OpOrder
+	if len(order) == 0 {
+		order = sortedKeys(s.ByOp)
+	}
+	for _, name := range order {
+		o := s.ByOp[name]
+		row := []string{name, group(strconv.FormatInt(o.Requests, 10)), num(o.RequestsPerSec), num(o.RowsPerSec), num(o.MBPerMin)}
+		row = append(row, latencyCells(o.LatencyMs)...)
+		ops = append(ops, append(row, strconv.FormatInt(o.Errors, 10)))
+	}
+	if len(order) > 1 {
+		row := []string{"total", group(strconv.FormatInt(s.Requests, 10)), num(s.RequestsPerSec), num(s.RowsPerSec), num(s.MBPerMin)}
+		row = append(row, latencyCells(s.LatencyMs)...)
+		ops = append(ops, append(row, strconv.FormatInt(s.Errors, 10)))
+	}
+	if len(ops) > 0 {
+		blocks = append(blocks, Block{Table: &Table{Caption: "Operations (latency in ms)",
+			Head: []string{"operation", "requests", "req/s", "rows/s", "MB/min", "p50", "p90", "p95", "p99", "p99.9", "max", "mean", "errors"}, Rows: ops}})
+	}
+	if len(s.ErrorsByClass) > 0 {
+		var er [][]string
+		for _, c := range sortedKeys(s.ErrorsByClass) {
+			er = append(er, []string{c, strconv.FormatInt(s.ErrorsByClass[c], 10), s.FirstErrors[c]})
+		}
+		blocks = append(blocks, Block{Table: &Table{Caption: "Errors by class", Head: []string{"class", "count", "first error"}, Rows: er, Align: "lrl"}})
+	}
+	var costs [][]string
+	for _, c := range costRows {
+		costs = append(costs, []string{c.label, opt(c.get(r.Costs))})
+	}
+	blocks = append(blocks, Block{Table: &Table{Caption: "Server cost per request (n/a: the server does not give the counter)", Head: []string{"cost", "per request"}, Rows: costs}})
+	if len(r.Files) > 0 {
+		var fr [][]string
+		for _, f := range r.Files {
+			fr = append(fr, []string{f.Name, f.Role, group(strconv.FormatInt(f.Reads, 10)), group(strconv.FormatInt(f.Writes, 10)), num(f.IOPS), num(f.MBPerSec),
+				opt(f.KBPerWrite), group(strconv.FormatInt(f.Syncs, 10)), opt(f.AvgReadMs), opt(f.AvgWriteMs), opt(f.AvgSyncMs)})
+		}
+		blocks = append(blocks, Block{Table: &Table{Caption: "File IO over the measured phase (latencies are averages per call)",
+			Align: "ll", Head: []string{"file", "role", "reads", "writes", "IOPS", "MB/s", "KB/write", "syncs", "read ms", "write ms", "sync ms"}, Rows: fr}})
+	}
+	if r.Evidence != nil && r.Evidence.Error != "" {
+		blocks = append(blocks, Block{Note: "server evidence incomplete: " + r.Evidence.Error})
+	}
+	return blocks
+}
+
+// costRow is one per-request cost.
+type costRow struct {
+	key, label string
+	get        func(report.Costs) *float64
+}
+
+var costRows = []costRow{
+	{"log_bytes_per_op", "log bytes", func(c report.Costs) *float64 { return c.LogBytesPerOp }},
+	{"log_syncs_per_op", "log syncs", func(c report.Costs) *float64 { return c.LogSyncsPerOp }},
+	{"log_writes_per_op", "log writes", func(c report.Costs) *float64 { return c.LogWritesPerOp }},
+	{"data_reads_per_op", "data reads", func(c report.Costs) *float64 { return c.DataReadsPerOp }},
+	{"data_writes_per_op", "data writes", func(c report.Costs) *float64 { return c.DataWritesPerOp }},
+	{"data_syncs_per_op", "data-file syncs", func(c report.Costs) *float64 { return c.DataSyncsPerOp }},
+	{"commits_per_op", "commits", func(c report.Costs) *float64 { return c.CommitsPerOp }},
+	{"cpu_us_per_op", "CPU µs", func(c report.Costs) *float64 { return c.CPUusPerOp }},
+}
+
+func pct(n, of int64) *float64 {
+	if of <= 0 {
+		return nil
+	}
+	return f64(100 * float64(n) / float64(of))
+}
+
+// chartBlock renders c into a block; an error names the chart.
+func chartBlock(title string, svg func() (string, error), note string) (Block, error) {
+	s, err := svg()
+	if err != nil {
+		return Block{}, err
+	}
+	return Block{Chart: &Chart{Title: title, SVG: template.HTML(s), Note: note}}, nil //nolint:gosec // SVG drawn by gonum from numbers; labels escaped
+}
+
+// points is the measured intervals of r on one time axis: repeats follow
+// each other, with a gap between runs.
+type points struct {
+	t    []float64
+	pts  []*report.IntervalPoint // nil: the gap between two runs
+	runs int
+}
+
+func timeline(r *report.Result) points {
+	var p points
+	off, lastRun, lastT := 0.0, 0, 0.0
+	for i := range r.Intervals {
+		iv := &r.Intervals[i]
+		if iv.Warmup {
+			continue
+		}
+		run := 1
+		if iv.Run != nil {
+			run = *iv.Run
+		}
+		if run != lastRun {
+			if lastRun != 0 {
+				off = lastT + 1
+				p.t = append(p.t, math.NaN())
+				p.pts = append(p.pts, nil)
+			}
+			lastRun = run
+			p.runs++
+		}
+		p.t = append(p.t, off+iv.T)
+		p.pts = append(p.pts, iv)
+		lastT = off + iv.T
+	}
+	return p
+}
+
+// series returns the named series of get over the timeline.
+func (p points) series(name string, get func(*report.IntervalPoint) float64) Series {
+	s := Series{Name: name, X: make([]float64, len(p.t)), Y: make([]float64, len(p.t))}
+	for i, pt := range p.pts {
+		s.X[i] = p.t[i]
+		if pt == nil {
+			s.X[i] = p.t[max(i-1, 0)]
+			s.Y[i] = math.NaN()
+			continue
+		}
+		s.Y[i] = get(pt)
+	}
+	return s
+}
+
+func (p points) xLabel() string {
+	if p.runs > 1 {
+		return fmt.Sprintf("time, s (%d runs one after another, warm-up left out)", p.runs)
+	}
+	return "time since the start, s (warm-up left out)"
+}
+
+func latOf(f func(*metrics.Latency) float64) func(*report.IntervalPoint) float64 {
+	return func(pt *report.IntervalPoint) float64 {
+		if pt.LatencyMs == nil {
+			return math.NaN()
+		}
+		return f(pt.LatencyMs)
+	}
+}
+
+func throughputBlocks(r *report.Result) ([]Block, error) {
+	p := timeline(r)
+	if len(p.pts) == 0 {
+		return []Block{{Note: "no per-interval series in this result"}}, nil
+	}
+	req := p.series("requests/s", func(pt *report.IntervalPoint) float64 { return pt.RequestsPerSec })
+	rows := p.series("rows/s", func(pt *report.IntervalPoint) float64 { return pt.RowsPerSec })
+	tc := LineChart{Title: "Throughput", XLabel: p.xLabel(), YLabel: "per second", Series: []Series{req, rows}}
+	note := ""
+	if sameSeries(req, rows) {
+		tc.Series = []Series{{Name: "requests/s = rows/s", X: req.X, Y: req.Y}}
+		note = "one row per request: the two series are the same"
+	}
+	b1, err := chartBlock(tc.Title, tc.SVG, note)
+	if err != nil {
+		return nil, err
+	}
+	lc := LineChart{Title: "Latency percentiles", XLabel: p.xLabel(), YLabel: "ms", Series: []Series{
+		p.series("p50", latOf(func(l *metrics.Latency) float64 { return l.P50 })),
+		p.series("p95", latOf(func(l *metrics.Latency) float64 { return l.P95 })),
+		p.series("p99", latOf(func(l *metrics.Latency) float64 { return l.P99 })),
+	}}
+	lnote := ""
+	if r.Load.Model == "open" {
+		lnote = "open loop: latency counts from each request's scheduled start"
+	}
+	b2, err := chartBlock(lc.Title, lc.SVG, lnote)
+	if err != nil {
+		return nil, err
+	}
+	return []Block{b1, b2}, nil
+}
+
+func sameSeries(a, b Series) bool {
+	if len(a.Y) != len(b.Y) {
+		return false
+	}
+	for i := range a.Y {
+		if a.Y[i] != b.Y[i] && !(math.IsNaN(a.Y[i]) && math.IsNaN(b.Y[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func ptr(get func(*report.IntervalPoint) *float64) func(*report.IntervalPoint) float64 {
+	return func(pt *report.IntervalPoint) float64 { return nan(get(pt)) }
+}
+
+// dataLatency is the mean latency per data-file IO in the interval.
+func dataLatency(pt *report.IntervalPoint) float64 {
+	var ms float64
+	var n int64
+	for _, f := range pt.Files {
+		if f.Role == "data" {
+			ms += f.ReadMs + f.WriteMs
+			n += f.Reads + f.Writes
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return ms / float64(n)
+}
+
+// logSyncLatency is the mean latency of one log sync in the interval.
+func logSyncLatency(pt *report.IntervalPoint) float64 {
+	var ms float64
+	var n int64
+	for _, f := range pt.Files {
+		if f.Role == "log" {
+			ms += f.SyncMs
+			n += f.Syncs
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return ms / float64(n)
+}
+
+// minDeviceIOs matches the report package: an interval needs this many
+// data-file IOs before its average latency estimates the device's.
+const minDeviceIOs = 10
+
+// deviceLatency estimates the data device's own latency as the lowest
+// per-interval average data-file latency (queueing is least there).
+func deviceLatency(r *report.Result) *float64 {
+	var best *float64
+	for i := range r.Intervals {
+		pt := &r.Intervals[i]
+		var n int64
+		for _, f := range pt.Files {
+			if f.Role == "data" {
+				n += f.Reads + f.Writes
+			}
+		}
+		if n < minDeviceIOs {
+			continue
+		}
+		if v := dataLatency(pt); !math.IsNaN(v) && (best == nil || v < *best) {
+			best = f64(v)
+		}
+	}
+	return best
+}
+
+// waitOrder is the stacking order of the wait categories.
+var waitOrder = []string{diagnose.WaitLog, diagnose.WaitDataWrite, diagnose.WaitDataRead, diagnose.WaitLock, diagnose.WaitCPU, diagnose.WaitOther, diagnose.WaitClient}
+
+func evidenceBlocks(r *report.Result) ([]Block, error) {
+	p := timeline(r)
+	var blocks []Block
+	var missing []string
+	add := func(title string, c LineChart, note string) error {
+		if !hasData(c.Series) && !hasData(c.Series2) {
+			missing = append(missing, strings.ToLower(title))
+			return nil
+		}
+		b, err := chartBlock(title, c.SVG, note)
+		if err != nil {
+			return err
+		}
+		blocks = append(blocks, b)
+		return nil
+	}
+	xl := p.xLabel()
+	if err := add("Log writes", LineChart{Title: "Log writes", XLabel: xl, YLabel: "log MB/s",
+		Series:  []Series{p.series("log MB/s", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogMBPerSec }))},
+		Y2Label: "log syncs/s", Series2: []Series{p.series("log syncs/s", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogSyncsPerSec }))},
+	}, ""); err != nil {
+		return nil, err
+	}
+	if err := add("Data-file IOPS", LineChart{Title: "Data-file IOPS", XLabel: xl, YLabel: "reads + writes per second",
+		Series: []Series{p.series("data-file IOPS", ptr(func(pt *report.IntervalPoint) *float64 { return pt.DataIOPS }))},
+	}, ""); err != nil {
+		return nil, err
+	}
+	lat := LineChart{Title: "Data-file latency vs device latency", XLabel: xl, YLabel: "ms per IO",
+		Series: []Series{p.series("data-file latency", dataLatency), p.series("log sync latency", logSyncLatency)}}
+	if dev := deviceLatency(r); dev != nil && hasData(lat.Series) {
+		lat.Lines = append(lat.Lines, RefLine{Name: "device latency (lowest interval)", Value: *dev})
+	}
+	if r.Host != nil && r.Host.FsyncMs.Mean > 0 && hasData(lat.Series) {
+		lat.Lines = append(lat.Lines, RefLine{Name: "flush probe (fdatasync mean)", Value: r.Host.FsyncMs.Mean})
+	}
+	if err := add(lat.Title, lat, "file latency well above the device's means requests queue for the storage"); err != nil {
+		return nil, err
+	}
+	if err := add("CPU", LineChart{Title: "CPU", XLabel: xl, YLabel: "% of the host's cores", Series: []Series{
+		p.series("database server", ptr(func(pt *report.IntervalPoint) *float64 { return pt.ServerCPUPct })),
+		p.series("whole host", ptr(func(pt *report.IntervalPoint) *float64 { return pt.HostCPUPct })),
+		p.series("load generator", ptr(func(pt *report.IntervalPoint) *float64 { return pt.ClientCPUPct })),
+	}}, ""); err != nil {
+		return nil, err
+	}
+	var waits []Series
+	for _, cat := range waitOrder {
+		s := p.series(cat, func(pt *report.IntervalPoint) float64 {
+			v, ok := pt.WaitMsPerSec[cat]
+			if !ok {
+				return math.NaN()
+			}
+			return v / 1000
+		})
+		if hasNonZero(s) {
+			waits = append(waits, s)
+		}
+	}
+	if err := add("Wait categories", LineChart{Title: "Wait categories", XLabel: xl, YLabel: "sessions waiting (wait s per s)", Series: waits, Stacked: true},
+		"stacked: the height is the average number of sessions waiting; client is time spent waiting for ceiling's next request"); err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		blocks = append(blocks, Block{Note: "not measured by this target or result: " + strings.Join(missing, ", ")})
+	}
+	return blocks, nil
+}
+
+func hasNonZero(s Series) bool {
+	for _, v := range s.Y {
+		if !math.IsNaN(v) && v != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isBatch(steps []report.Step) bool { return len(steps) > 0 && steps[0].Batch != nil }
+
+// stepX is a step's position on the x axis: its batch size or requested rate.
+func stepX(s report.Step) float64 {
+	if s.Batch != nil {
+		return float64(*s.Batch)
+	}
+	return s.Rate
+}
+
+func stepSeries(steps []report.Step, name string, get func(report.Step) float64) Series {
+	s := Series{Name: name}
+	for _, st := range steps {
+		s.X = append(s.X, stepX(st))
+		s.Y = append(s.Y, get(st))
+	}
+	return s
+}
+
+func stepLat(f func(*metrics.Latency) float64) func(report.Step) float64 {
+	return func(s report.Step) float64 {
+		if s.LatencyMs == nil {
+			return math.NaN()
+		}
+		return f(s.LatencyMs)
+	}
+}
+
+func stepBlocks(r *report.Result) ([]Block, error) {
+	steps := r.Steps
+	batch := isBatch(steps)
+	var rows [][]string
+	var marks [][]string
+	for i, s := range steps {
+		lat := latencyCells(s.LatencyMs)
+		first := rate(s.Rate)
+		if batch {
+			first = strconv.Itoa(*s.Batch)
+		}
+		bn := "n/a"
+		if s.Verdict != nil {
+			bn = s.Verdict.Bottleneck
+		}
+		sat := ""
+		if s.Saturated {
+			sat = "saturated: " + strings.Join(s.SaturatedBy, ", ")
+		}
+		if s.Partial {
+			sat = strings.TrimSpace(sat + " partial")
+		}
+		rows = append(rows, []string{strconv.Itoa(i + 1), first, opt(s.AchievedPerSec), fixed(s.AchievedPct, 1), strconv.FormatInt(s.Late, 10),
+			fixed(s.LatePct, 2), strconv.FormatInt(s.Failed, 10), opt(s.RowsPerSec), lat[0], lat[2], lat[3], opt(s.LogMBPerSec), opt(s.LogSyncsPerSec), opt(s.DataIOPS), bn, sat})
+		m := make([]string, 16)
+		if s.Saturated {
+			m[15] = "sat"
+		}
+		marks = append(marks, m)
+	}
+	head := []string{"step", "requested req/s", "achieved req/s", "achieved %", "late", "late %", "failed", "rows/s", "p50 ms", "p95 ms", "p99 ms", "log MB/s", "log syncs/s", "data IOPS", "verdict", "saturation"}
+	caption := "Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped)"
+	if batch {
+		head[1] = "batch (rows/request)"
+		caption = "One closed-loop run per batch size (one request = one batch)"
+	}
+	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrrll"}}}
+
+	xl := "requested rate, req/s"
+	if batch {
+		xl = "batch size, rows per request"
+	}
+	var charts []LineChart
+	if batch {
+		charts = append(charts, LineChart{Title: "Throughput by batch size", XLabel: xl, YLabel: "rows/s",
+			Series:  []Series{stepSeries(steps, "rows/s", func(s report.Step) float64 { return nan(s.RowsPerSec) })},
+			Y2Label: "log MB/s", Series2: []Series{stepSeries(steps, "log MB/s", func(s report.Step) float64 { return nan(s.LogMBPerSec) })}})
+	} else {
+		charts = append(charts, LineChart{Title: "Requested vs achieved rate (LT)", XLabel: xl, YLabel: "req/s",
+			Series: []Series{
+				stepSeries(steps, "requested", func(s report.Step) float64 { return s.Rate }),
+				stepSeries(steps, "achieved", func(s report.Step) float64 { return nan(s.AchievedPerSec) }),
+			},
+			Y2Label: "late %", Series2: []Series{stepSeries(steps, "late %", func(s report.Step) float64 { return nan(s.LatePct) })}})
+		charts = append(charts, LineChart{Title: "Achieved rate and log writes by step", XLabel: xl, YLabel: "achieved req/s",
+			Series:  []Series{stepSeries(steps, "achieved req/s", func(s report.Step) float64 { return nan(s.AchievedPerSec) })},
+			Y2Label: "log MB/s", Series2: []Series{stepSeries(steps, "log MB/s", func(s report.Step) float64 { return nan(s.LogMBPerSec) })}})
+	}
+	charts = append(charts, LineChart{Title: "Latency by step", XLabel: xl, YLabel: "ms", Series: []Series{
+		stepSeries(steps, "p50", stepLat(func(l *metrics.Latency) float64 { return l.P50 })),
+		stepSeries(steps, "p95", stepLat(func(l *metrics.Latency) float64 { return l.P95 })),
+		stepSeries(steps, "p99", stepLat(func(l *metrics.Latency) float64 { return l.P99 })),
+	}})
+	for _, c := range charts {
+		if !hasData(c.Series) {
+			continue
+		}
+		b, err := chartBlock(c.Title, c.SVG, "")
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+// repeatFigure is one row of the repeats table.
+type repeatFigure struct {
+	key, label string
+	get        func(report.RunSummary) *float64
+}
+
+func runLat(f func(*metrics.Latency) float64) func(report.RunSummary) *float64 {
+	return func(r report.RunSummary) *float64 {
+		if r.LatencyMs == nil {
+			return nil
+		}
+		return f64(f(r.LatencyMs))
+	}
+}
+
+// repeatFigures are the keys of repeat_stats (report package), in order.
+var repeatFigures = []repeatFigure{
+	{"requests_per_sec", "req/s", func(r report.RunSummary) *float64 { return f64(r.RequestsPerSec) }},
+	{"rows_per_sec", "rows/s", func(r report.RunSummary) *float64 { return f64(r.RowsPerSec) }},
+	{"mb_per_min", "MB/min", func(r report.RunSummary) *float64 { return f64(r.MBPerMin) }},
+	{"latency_p50_ms", "p50 ms", runLat(func(l *metrics.Latency) float64 { return l.P50 })},
+	{"latency_p95_ms", "p95 ms", runLat(func(l *metrics.Latency) float64 { return l.P95 })},
+	{"latency_p99_ms", "p99 ms", runLat(func(l *metrics.Latency) float64 { return l.P99 })},
+	{"errors", "errors", func(r report.RunSummary) *float64 { return f64(float64(r.Errors)) }},
+	{"late_pct", "late %", func(r report.RunSummary) *float64 { return r.LatePct }},
+	{"log_bytes_per_op", "log bytes/req", func(r report.RunSummary) *float64 { return r.Costs.LogBytesPerOp }},
+	{"log_syncs_per_op", "log syncs/req", func(r report.RunSummary) *float64 { return r.Costs.LogSyncsPerOp }},
+	{"data_reads_per_op", "data reads/req", func(r report.RunSummary) *float64 { return r.Costs.DataReadsPerOp }},
+	{"data_writes_per_op", "data writes/req", func(r report.RunSummary) *float64 { return r.Costs.DataWritesPerOp }},
+}
+
+func statCells(st *report.Stat) []string {
+	if st == nil {
+		return []string{"n/a", "n/a", "n/a"}
+	}
+	ci := "n/a"
+	if st.CI95Low != nil && st.CI95High != nil {
+		ci = "[" + num(*st.CI95Low) + ", " + num(*st.CI95High) + "]"
+	}
+	return []string{num(st.Mean), opt(st.StdDev), ci}
+}
+
+func repeatBlocks(r *report.Result) ([]Block, error) {
+	head := []string{"figure"}
+	for _, run := range r.Runs {
+		h := fmt.Sprintf("run %d", run.Run)
+		if run.Partial {
+			h += " (partial)"
+		}
+		head = append(head, h)
+	}
+	head = append(head, "mean", "stddev", "95% CI")
+	var rows [][]string
+	for _, f := range repeatFigures {
+		row := []string{f.label}
+		any := false
+		for _, run := range r.Runs {
+			v := f.get(run)
+			any = any || v != nil
+			row = append(row, opt(v))
+		}
+		if !any {
+			continue
+		}
+		rows = append(rows, append(row, statCells(r.RepeatStats[f.key])...))
+	}
+	blocks := []Block{{Table: &Table{Caption: "One column per run, then the mean, sample standard deviation and Student-t 95% confidence interval over the complete runs",
+		Head: head, Rows: rows}}}
+	var labels []string
+	var reqs, p99s []float64
+	for _, run := range r.Runs {
+		labels = append(labels, fmt.Sprintf("run %d", run.Run))
+		reqs = append(reqs, run.RequestsPerSec)
+		p99s = append(p99s, nan(runLat(func(l *metrics.Latency) float64 { return l.P99 })(run)))
+	}
+	for _, bc := range []BarChart{
+		{Title: "Requests/s by run", YLabel: "req/s", Labels: labels, Values: reqs},
+		{Title: "p99 latency by run", YLabel: "ms", Labels: labels, Values: p99s},
+	} {
+		b, err := chartBlock(bc.Title, bc.SVG, "")
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}

@@ -1,0 +1,552 @@
+package htmlreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Spread verdicts of a change (Cell.Spread).
+const (
+	Beyond = "beyond spread"
+	Within = "within spread"
+)
+
+// Comparison is several results side by side; the first is the baseline.
+type Comparison struct {
+	Inputs []Input
+	Rows   []Row
+	// Checks set a prediction of one result's verdict against what another
+	// result, which applied the suggestion, measured.
+	Checks []Check
+}
+
+// Row is one figure of every result.
+type Row struct {
+	Key, Label string
+	Group      string // "headline", "cost", "figure" (workload), "context"
+	Cells      []Cell
+	// Higher tells which way is better: +1 higher, -1 lower, 0 neither.
+	Higher int
+}
+
+// Cell is one result's value of a row, and its change against the
+// baseline.
+type Cell struct {
+	Text  string   // the value as shown
+	Value *float64 // nil: not measured (or a text row)
+	Stat  *report.Stat
+	// Change is value ÷ baseline value (nil for the baseline itself, or
+	// when either was not measured or the baseline is 0).
+	Change *float64
+	// Spread is Beyond or Within when repeats give a run-to-run spread,
+	// "" otherwise; SpreadWhy says how it was decided.
+	Spread    string
+	SpreadWhy string
+}
+
+// Check is a verdict's predicted gain set against the measured one.
+type Check struct {
+	From, To  int // From's verdict suggested it; To applied it
+	Action    string
+	Predicted float64
+	Measured  *float64 // To's req/s ÷ From's; nil when not measured
+	Applied   string   // what differs, e.g. "durability full → relaxed"
+}
+
+// Text is the one-line statement of the check, e.g. "predicted ×8.2
+// (--durability relaxed), measured ×6.9 — within a factor of 2".
+func (c Check) Text() string {
+	s := fmt.Sprintf("%s → %s (%s): predicted %s by %s's verdict (try %s), measured ", Label(c.From), Label(c.To), c.Applied, gain(c.Predicted), Label(c.From), c.Action)
+	if c.Measured == nil {
+		return s + "n/a"
+	}
+	s += gain(*c.Measured) + " (req/s " + Label(c.To) + " ÷ " + Label(c.From) + ") — " + c.Agreement()
+	return s
+}
+
+// Agreement says how close the prediction came: within a factor of 2, or
+// how far over or under it was.
+func (c Check) Agreement() string {
+	if c.Measured == nil || *c.Measured <= 0 || c.Predicted <= 0 {
+		return "not comparable"
+	}
+	r := *c.Measured / c.Predicted
+	switch {
+	case r >= 0.5 && r <= 2:
+		return "within a factor of 2"
+	case r < 0.5:
+		return fmt.Sprintf("the prediction was %.1f× too high", 1/r)
+	}
+	return fmt.Sprintf("the prediction was %.1f× too low", r)
+}
+
+// figure is one comparable figure of a result, with its repeat spread.
+type figure struct {
+	key, label, group string
+	higher            int
+	get               func(*report.Result) *float64
+}
+
+func sumLat(f func(*metrics.Latency) float64) func(*report.Result) *float64 {
+	return func(r *report.Result) *float64 {
+		if r.Summary.LatencyMs == nil {
+			return nil
+		}
+		return f64(f(r.Summary.LatencyMs))
+	}
+}
+
+func costOf(get func(report.Costs) *float64) func(*report.Result) *float64 {
+	return func(r *report.Result) *float64 { return get(r.Costs) }
+}
+
+// figures are compared in this order; the keys of repeat_stats share
+// their names so repeats give the spread.
+var figures = []figure{
+	{"requests_per_sec", "req/s", "headline", 1, func(r *report.Result) *float64 { return f64(r.Summary.RequestsPerSec) }},
+	{"rows_per_sec", "rows/s", "headline", 1, func(r *report.Result) *float64 { return f64(r.Summary.RowsPerSec) }},
+	{"mb_per_min", "MB/min", "headline", 1, func(r *report.Result) *float64 { return f64(r.Summary.MBPerMin) }},
+	{"latency_p50_ms", "p50 ms", "headline", -1, sumLat(func(l *metrics.Latency) float64 { return l.P50 })},
+	{"latency_p95_ms", "p95 ms", "headline", -1, sumLat(func(l *metrics.Latency) float64 { return l.P95 })},
+	{"latency_p99_ms", "p99 ms", "headline", -1, sumLat(func(l *metrics.Latency) float64 { return l.P99 })},
+	{"errors", "errors", "headline", -1, func(r *report.Result) *float64 { return f64(float64(r.Summary.Errors)) }},
+	{"late_pct", "late %", "headline", -1, func(r *report.Result) *float64 {
+		if r.Summary.Scheduled == nil {
+			return nil
+		}
+		return pct(r.Summary.Late, *r.Summary.Scheduled)
+	}},
+	{"log_bytes_per_op", "log bytes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogBytesPerOp })},
+	{"log_syncs_per_op", "log syncs/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogSyncsPerOp })},
+	{"log_writes_per_op", "log writes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogWritesPerOp })},
+	{"data_reads_per_op", "data reads/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.DataReadsPerOp })},
+	{"data_writes_per_op", "data writes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.DataWritesPerOp })},
+	{"commits_per_op", "commits/req", "cost", 0, costOf(func(c report.Costs) *float64 { return c.CommitsPerOp })},
+	{"cpu_us_per_op", "CPU µs/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.CPUusPerOp })},
+}
+
+// Compare puts the results side by side, the first as the baseline.
+func Compare(ins []Input) *Comparison {
+	c := &Comparison{Inputs: ins}
+	text := func(key, label string, get func(*report.Result) string) {
+		row := Row{Key: key, Label: label, Group: "context"}
+		for _, in := range ins {
+			row.Cells = append(row.Cells, Cell{Text: get(in.Result)})
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	text("engine", "target", func(r *report.Result) string { return r.Target.Engine + " " + r.Target.Version })
+	text("durability", "durability", durabilityText)
+	text("load", "load", func(r *report.Result) string { return fmt.Sprintf("%s, %d threads", loadText(r.Load), r.Load.Threads) })
+	text("runs", "runs", func(r *report.Result) string { return fmt.Sprint(max(r.Load.Repeat, 1)) })
+	for _, f := range figures {
+		c.addFigure(f.key, f.label, f.group, f.higher, f.get, true)
+	}
+	keys := map[string]bool{}
+	for _, in := range ins {
+		for k := range in.Result.Figures {
+			keys[k] = true
+		}
+	}
+	for _, k := range sortedKeys(keys) {
+		c.addFigure("figure."+k, k, "figure", 1, func(r *report.Result) *float64 {
+			if v, ok := r.Figures[k]; ok {
+				return f64(v)
+			}
+			return nil
+		}, false)
+	}
+	text("verdict", "verdict", func(r *report.Result) string {
+		if r.Verdict == nil {
+			return "n/a"
+		}
+		return r.Verdict.Bottleneck
+	})
+	c.Checks = checks(ins)
+	return c
+}
+
+// addFigure adds a row unless no result measured the figure. Repeats give
+// the mean (as the value) and the spread.
+func (c *Comparison) addFigure(key, label, group string, higher int, get func(*report.Result) *float64, stats bool) {
+	row := Row{Key: key, Label: label, Group: group, Higher: higher}
+	any := false
+	for _, in := range c.Inputs {
+		v := get(in.Result)
+		var st *report.Stat
+		if stats && in.Result.RepeatStats != nil {
+			st = in.Result.RepeatStats[key]
+			if st != nil {
+				v = f64(st.Mean)
+			}
+		}
+		any = any || v != nil
+		row.Cells = append(row.Cells, Cell{Text: opt(v), Value: v, Stat: st})
+	}
+	if !any {
+		return
+	}
+	base := row.Cells[0]
+	for i := 1; i < len(row.Cells); i++ {
+		cl := &row.Cells[i]
+		switch {
+		case base.Value == nil || cl.Value == nil:
+		case *base.Value == *cl.Value:
+			cl.Change = f64(1)
+		case *base.Value != 0:
+			cl.Change = f64(*cl.Value / *base.Value)
+		}
+		if base.Value != nil && cl.Value != nil {
+			cl.Spread, cl.SpreadWhy = spreadTest(*base.Value, *cl.Value, base.Stat, cl.Stat)
+		}
+	}
+	c.Rows = append(c.Rows, row)
+}
+
+// sd returns the standard deviation and count of st, or ok=false when st
+// does not give a spread (fewer than two runs).
+func sd(st *report.Stat) (s float64, n int, ok bool) {
+	if st == nil || st.StdDev == nil || st.N < 2 {
+		return 0, 1, false
+	}
+	return *st.StdDev, st.N, true
+}
+
+// spreadTest decides whether b differs from a beyond the run-to-run spread
+// at the 95% level:
+//   - both repeated: Welch's t-test on the two means;
+//   - one repeated (n runs, mean m, sd s), the other a single run x: x is
+//     beyond when it falls outside the 95% prediction interval of one more
+//     run, |x − m| > t(n−1) · s · √(1 + 1/n);
+//   - neither repeated: no spread is known, "".
+func spreadTest(a, b float64, sa, sb *report.Stat) (string, string) {
+	s1, n1, ok1 := sd(sa)
+	s2, n2, ok2 := sd(sb)
+	d := math.Abs(b - a)
+	decide := func(limit float64, how string) (string, string) {
+		if d > limit || (limit == 0 && d > 0) {
+			return Beyond, how
+		}
+		return Within, how
+	}
+	switch {
+	case ok1 && ok2:
+		v1, v2 := s1*s1/float64(n1), s2*s2/float64(n2)
+		se := math.Sqrt(v1 + v2)
+		df := 1.0
+		if den := v1*v1/float64(n1-1) + v2*v2/float64(n2-1); den > 0 {
+			df = (v1 + v2) * (v1 + v2) / den
+		}
+		return decide(report.TQuantile975(max(1, int(df)))*se, fmt.Sprintf("Welch t-test, %d and %d runs", n1, n2))
+	case ok1:
+		return decide(report.TQuantile975(n1-1)*s1*math.Sqrt(1+1/float64(n1)), fmt.Sprintf("95%% prediction interval of the baseline's %d runs", n1))
+	case ok2:
+		return decide(report.TQuantile975(n2-1)*s2*math.Sqrt(1+1/float64(n2)), fmt.Sprintf("95%% prediction interval of the %d runs", n2))
+	}
+	return "", "no repeats: spread unknown"
+}
+
+// checks finds, for the baseline and every other result (either way
+// round), a suggestion of one's verdict that the other applied, and sets
+// the predicted gain against the measured one.
+func checks(ins []Input) []Check {
+	var out []Check
+	for j := 1; j < len(ins); j++ {
+		for _, pair := range [][2]int{{0, j}, {j, 0}} {
+			from, to := ins[pair[0]].Result, ins[pair[1]].Result
+			if from.Verdict == nil {
+				continue
+			}
+			for _, s := range from.Verdict.Suggestions {
+				if s.PredictedGain == nil {
+					continue
+				}
+				applied := appliedChange(s, from, to)
+				if applied == "" {
+					continue
+				}
+				ch := Check{From: pair[0], To: pair[1], Action: s.Action, Predicted: *s.PredictedGain, Applied: applied}
+				if from.Summary.RequestsPerSec > 0 && to.Summary.ElapsedS > 0 {
+					ch.Measured = f64(reqPerSec(to) / reqPerSec(from))
+				}
+				out = append(out, ch)
+			}
+		}
+	}
+	return out
+}
+
+// reqPerSec is the mean requests/s over the repeats, else the summary's.
+func reqPerSec(r *report.Result) float64 {
+	if st := r.RepeatStats["requests_per_sec"]; st != nil {
+		return st.Mean
+	}
+	return r.Summary.RequestsPerSec
+}
+
+// appliedChange says what to changed that suggestion s (of from's verdict)
+// asked for, or "" when to did not apply it (or it cannot tell): relaxed
+// durability, or batching (a batch-size parameter grew).
+func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
+	if from.Workload.Name != to.Workload.Name {
+		return ""
+	}
+	a := strings.ToLower(s.Action)
+	switch {
+	case strings.Contains(a, "durability relaxed") || strings.Contains(a, "relaxed durability"):
+		fm, tm := from.Target.Durability.Mode, to.Target.Durability.Mode
+		if tm == target.DurabilityRelaxed && fm != tm {
+			return fmt.Sprintf("durability %s → %s", fm, tm)
+		}
+	case strings.HasPrefix(a, "batch"):
+		for _, k := range sortedKeys(to.Workload.Params) {
+			if !strings.Contains(strings.ToLower(k), "batch") {
+				continue
+			}
+			fb, fok := number(from.Workload.Params[k])
+			tb, tok := number(to.Workload.Params[k])
+			if tok && tb > 1 && (!fok || tb > fb) {
+				return fmt.Sprintf("%s %v → %v", k, from.Workload.Params[k], to.Workload.Params[k])
+			}
+		}
+	}
+	return ""
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// changeText formats a change: ×N for a large rise, ÷N for a large fall,
+// ±% otherwise.
+func changeText(c *float64) string {
+	if c == nil {
+		return "n/a"
+	}
+	v := *c
+	switch {
+	case v == 1:
+		return "="
+	case v == 0:
+		return "→ 0"
+	case v >= 2:
+		return gain(v)
+	case v <= 0.5:
+		return "÷" + strings.TrimPrefix(gain(1/v), "×")
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(v-1))
+}
+
+// writeColumns prints rows as columns: the first left-aligned, the others
+// right-aligned; a nil row is a blank line.
+func writeColumns(w io.Writer, rows [][]string) {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+				continue
+			}
+			b.WriteString("  " + pad + c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// WriteText prints the comparison as a console table.
+func (c *Comparison) WriteText(w io.Writer) error {
+	for i, in := range c.Inputs {
+		fmt.Fprintf(w, "%s  %s\n   %s\n", Label(i), in.Path, Describe(in.Result))
+	}
+	fmt.Fprintln(w)
+	head := []string{"figure", Label(0)}
+	for i := 1; i < len(c.Inputs); i++ {
+		head = append(head, Label(i), Label(i)+"/"+Label(0), "vs spread")
+	}
+	lines := [][]string{head}
+	group := ""
+	for _, row := range c.Rows {
+		if row.Group == "context" {
+			continue // described above the table
+		}
+		if row.Group != group && group != "" {
+			lines = append(lines, nil)
+		}
+		group = row.Group
+		cells := []string{row.Label, row.Cells[0].Text}
+		for _, cl := range row.Cells[1:] {
+			sp := cl.Spread
+			if sp == "" {
+				sp = "-"
+			}
+			cells = append(cells, cl.Text, changeText(cl.Change), sp)
+		}
+		lines = append(lines, cells)
+	}
+	writeColumns(w, lines)
+	for _, row := range c.Rows {
+		if row.Key == "verdict" {
+			var vs []string
+			for i, cl := range row.Cells {
+				vs = append(vs, Label(i)+" "+cl.Text)
+			}
+			fmt.Fprintf(w, "\nverdict: %s\n", strings.Join(vs, ", "))
+		}
+	}
+	fmt.Fprintln(w, spreadNote(c))
+	if len(c.Checks) > 0 {
+		fmt.Fprintln(w, "\nprediction vs measurement:")
+		for _, ch := range c.Checks {
+			fmt.Fprintf(w, "   %s\n", ch.Text())
+		}
+	}
+	return nil
+}
+
+func spreadNote(c *Comparison) string {
+	rep := 0
+	for _, in := range c.Inputs {
+		if in.Result.Load.Repeat > 1 {
+			rep++
+		}
+	}
+	if rep == 0 {
+		return "vs spread: n/a without repeats (run with --repeat 3 to tell a change from run-to-run noise); values of repeated results are their means"
+	}
+	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval); values of repeated results are their means"
+}
+
+// comparisonSections are the HTML sections of a comparison.
+func comparisonSections(c *Comparison) ([]Section, error) {
+	var legend [][]string
+	for i, in := range c.Inputs {
+		legend = append(legend, []string{Label(i), filepath.Base(in.Path), Describe(in.Result)})
+	}
+	blocks := []Block{{Table: &Table{Caption: "Results (the first is the baseline)", Head: []string{"", "file", "what it measured"}, Rows: legend, Align: "lll"}}}
+	if len(c.Checks) > 0 {
+		vb := &VerdictBlock{Headline: "prediction vs measurement"}
+		for _, ch := range c.Checks {
+			vb.Checks = append(vb.Checks, ch.Text())
+		}
+		blocks = append(blocks, Block{Verdict: vb})
+	}
+	head := []string{"figure", Label(0)}
+	for i := 1; i < len(c.Inputs); i++ {
+		head = append(head, Label(i), Label(i)+" ÷ "+Label(0), "vs spread")
+	}
+	var rows, marks [][]string
+	for _, row := range c.Rows {
+		r := []string{row.Label, row.Cells[0].Text}
+		m := make([]string, 2)
+		for _, cl := range row.Cells[1:] {
+			sp := cl.Spread
+			if sp == "" && row.Group != "context" {
+				sp = "-"
+			}
+			ch := ""
+			if row.Group != "context" {
+				ch = changeText(cl.Change)
+			}
+			r = append(r, cl.Text, ch, sp)
+			m = append(m, "", "", markOf(cl.Spread))
+		}
+		rows = append(rows, r)
+		marks = append(marks, m)
+	}
+	blocks = append(blocks, Block{Table: &Table{Caption: "Side by side", Head: head, Rows: rows, Marks: marks}}, Block{Note: spreadNote(c)})
+
+	// The appendix-like table: one column per result, mean and spread.
+	ahead := []string{"figure"}
+	for i := range c.Inputs {
+		ahead = append(ahead, Label(i))
+	}
+	ahead = append(ahead, "mean", "stddev", "min–max")
+	var arows [][]string
+	for _, row := range c.Rows {
+		if row.Group == "context" {
+			continue
+		}
+		r := []string{row.Label}
+		var xs []*float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, cl := range row.Cells {
+			r = append(r, cl.Text)
+			xs = append(xs, cl.Value)
+			if cl.Value != nil {
+				lo, hi = math.Min(lo, *cl.Value), math.Max(hi, *cl.Value)
+			}
+		}
+		st := report.StatOf(xs)
+		rng := "n/a"
+		if st != nil {
+			rng = num(lo) + " – " + num(hi)
+		}
+		cells := statCells(st)
+		arows = append(arows, append(r, cells[0], cells[1], rng))
+	}
+	blocks = append(blocks, Block{Table: &Table{Caption: "One column per result, then the mean and spread across them", Head: ahead, Rows: arows}})
+
+	var labels []string
+	for i := range c.Inputs {
+		labels = append(labels, Label(i))
+	}
+	for _, key := range []string{"requests_per_sec", "latency_p99_ms", "log_syncs_per_op", "log_bytes_per_op"} {
+		for _, row := range c.Rows {
+			if row.Key != key {
+				continue
+			}
+			bc := BarChart{Title: row.Label + " by result", YLabel: row.Label, Labels: labels}
+			for _, cl := range row.Cells {
+				bc.Values = append(bc.Values, nan(cl.Value))
+				e := math.NaN()
+				if s, _, ok := sd(cl.Stat); ok {
+					e = s
+				}
+				bc.Err = append(bc.Err, e)
+			}
+			b, err := chartBlock(bc.Title, bc.SVG, "")
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	return []Section{{ID: "comparison", Title: "Comparison", Blocks: blocks}}, nil
+}
+
+func markOf(spread string) string {
+	switch spread {
+	case Beyond:
+		return "beyond"
+	case Within:
+		return "within"
+	}
+	return ""
+}

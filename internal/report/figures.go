@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// figuresOf computes the workload's headline figures (workload.Observer)
+// of a run, and a note when they could not be measured.
+func figuresOf(p Params, r *runner.Result) (map[string]float64, string) {
+	if p.Figures == nil {
+		return nil, ""
+	}
+	if r.Observed == nil {
+		if r.ObserveErr != "" {
+			return nil, "workload figures not measured: " + r.ObserveErr
+		}
+		return nil, ""
+	}
+	sp := workload.Span{Seconds: r.Elapsed.Seconds(), Delta: r.Observed}
+	if r.Evidence != nil {
+		sp.Server = r.Evidence.Counters
+	}
+	f := p.Figures(sp)
+	if len(f) == 0 {
+		return nil, ""
+	}
+	return f, ""
+}
+
+// combineObserved sums the runs' workload counters; nil if any run lacks them.
+func combineObserved(rs []*runner.Result) map[string]float64 {
+	var out map[string]float64
+	for _, r := range rs {
+		if r.Observed == nil {
+			return nil
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		for k, v := range r.Observed {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+// figureLines describes the well-known figures on the console, in order.
+var figureLines = []struct{ key, format string }{
+	{"nopm", "NOPM %12.0f   new orders committed per minute, counted from the database"},
+	{"tpm", "TPM  %12.0f   the server's commits + rollbacks per minute (server-wide: other sessions and ceiling's own monitoring count too)"},
+	{"client_tpm", "     %12.0f   transactions per minute ceiling committed or rolled back itself"},
+	{"efficiency_pct", "efficiency %6.1f%%  of the specification's maximum (12.86 tpmC per warehouse)"},
+}
+
+// printFigures prints a run's workload figures, the well-known ones first;
+// a well-known figure the run could not measure is shown as n/a.
+func printFigures(w io.Writer, r *Result) {
+	if len(r.Figures) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	known := map[string]bool{}
+	for _, l := range figureLines {
+		known[l.key] = true
+		v, ok := r.Figures[l.key]
+		switch {
+		case ok:
+			fmt.Fprintf(w, l.format+"\n", v)
+		case l.key == "tpm" && r.Figures["nopm"] != 0:
+			fmt.Fprintf(w, "TPM  %12s   the server's commits + rollbacks: not available from this target\n", "n/a")
+		}
+	}
+	var rest []string
+	for k := range r.Figures {
+		if !known[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		fmt.Fprintf(w, "%s: %.0f\n", k, r.Figures[k])
+	}
+}

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// perMinute is a workload.Observer's Figures: "x_pm" per minute, and "tpm"
+// from the server's commits when sampled.
+func perMinute(s workload.Span) map[string]float64 {
+	out := map[string]float64{"nopm": s.Delta["x"] * 60 / s.Seconds}
+	if c, ok := s.Server[target.CtrCommits]; ok {
+		out["tpm"] = c * 60 / s.Seconds
+	}
+	return out
+}
+
+func TestWorkloadFigures(t *testing.T) {
+	p := Params{Workload: "w", Info: target.Info{Engine: "postgres"}, Figures: perMinute}
+	r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: 30 * time.Second, ClientCPUSeconds: -1,
+		Observed: map[string]float64{"x": 50}, Evidence: &runner.Evidence{Seconds: 30, Counters: map[string]float64{target.CtrCommits: 600}}}
+	d, err := Build(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Figures["nopm"] != 100 || d.Figures["tpm"] != 1200 {
+		t.Fatalf("figures %v, want nopm 100 and tpm 1200", d.Figures)
+	}
+	var out bytes.Buffer
+	PrintSummary(&out, d)
+	if !strings.Contains(out.String(), "NOPM          100") || !strings.Contains(out.String(), "TPM          1200") {
+		t.Errorf("summary lacks the NOPM and TPM lines:\n%s", out.String())
+	}
+
+	// Without server commits TPM is n/a, never 0.
+	r.Evidence = nil
+	d, _ = Build(p, r)
+	if _, ok := d.Figures["tpm"]; ok {
+		t.Fatalf("tpm without server evidence: %v", d.Figures)
+	}
+	out.Reset()
+	PrintSummary(&out, d)
+	if !strings.Contains(out.String(), "TPM           n/a") {
+		t.Errorf("summary lacks TPM n/a:\n%s", out.String())
+	}
+
+	// Repeats add up the runs' counters and durations.
+	d, err = BuildRepeat(p, []*runner.Result{r, r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Figures["nopm"] != 100 {
+		t.Errorf("repeat figures %v, want nopm 100", d.Figures)
+	}
+
+	// A failed reading leaves the figures out and says why.
+	r.Observed, r.ObserveErr = nil, "count new orders: boom"
+	d, _ = Build(p, r)
+	if d.Figures != nil || len(d.Notes) == 0 || !strings.Contains(d.Notes[len(d.Notes)-1], "boom") {
+		t.Errorf("figures %v, notes %v", d.Figures, d.Notes)
+	}
+}

@@ -1,0 +1,44 @@
+package workload
+
+import (
+	"context"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Observer is implemented by workloads whose headline figures are counted
+// from the database rather than from the requests (TPC-C's NOPM: the new
+// orders committed, read from the districts). The runner calls Observe
+// just before each measured part starts and just after it ends (closed
+// loop: around the measured phase, after the warm-up; open loop: around
+// each step's measured part), on its own connection, and keeps the change
+// of every counter. Figures then turns the changes into the figures
+// reported in the result (report.Result.Figures) and on the console.
+type Observer interface {
+	// Observe reads cumulative counters (database counts, the workload's
+	// own counters such as retries). A counter missing at either end is
+	// left out of the span.
+	Observe(ctx context.Context, t target.Target) (map[string]float64, error)
+	// Figures computes the headline figures of a span. A figure that was
+	// not measured is absent, never zero.
+	Figures(s Span) map[string]float64
+}
+
+// Span is what changed over the measured part of a run.
+type Span struct {
+	Seconds float64            // measured duration
+	Delta   map[string]float64 // Observe counters: end minus start
+	// Server holds the server's counter deltas over the measured part
+	// (target.Ctr* and engine-specific names); nil when not sampled.
+	Server map[string]float64
+}
+
+// Pauser is implemented by workers that wait between requests on purpose
+// (TPC-C keying and thinking times). In the closed loop the runner calls
+// Pause before each Do, outside the timed region: the pause is neither
+// latency nor a request. The context given to Pause is cancelled as soon
+// as the run stops. The open loop never calls Pause: its schedule sets the
+// pace.
+type Pauser interface {
+	Pause(ctx context.Context) error
+}
