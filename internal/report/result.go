@@ -358,6 +358,16 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		if note := foreignWorkNote(res.Costs, ev.Counters[target.CtrCommits]-float64(tot.Requests), ev.Seconds); note != "" {
 			res.Notes = append(res.Notes, note)
 		}
+		// The same check per step: other work may have come and gone
+		// during a ramp, polluting only some steps' evidence.
+		for i, st := range r.Steps {
+			if i >= len(res.Steps) || st.Evidence == nil {
+				continue
+			}
+			if note := foreignWorkNote(res.Steps[i].Costs, st.Evidence.Counters[target.CtrCommits]-float64(st.Completed), st.Evidence.Seconds); note != "" {
+				res.Notes = append(res.Notes, fmt.Sprintf("step %d (%s/s): %s", i+1, fmtRate(st.Rate), note))
+			}
+		}
 		for _, f := range r.Evidence.Files {
 			res.Files = append(res.Files, fileOf(f, r.Evidence.Seconds, tot.Requests))
 		}

@@ -150,3 +150,28 @@ func TestInProcessCPU(t *testing.T) {
 		t.Error("sqlite open loop: cpu category invented (workers are idle between requests)")
 	}
 }
+
+// TestForeignWorkPerStep: other work during one step of a ramp is flagged
+// for that step, even when the run as a whole looks clean.
+func TestForeignWorkPerStep(t *testing.T) {
+	cfg := runner.Config{Threads: 8, Steps: []runner.Step{{Rate: 1000, Duration: time.Second}, {Rate: 2000, Duration: time.Second}}}
+	r := openRun(time.Now(), []int{1000, 2000}, 0)
+	r.Steps[0].Scheduled, r.Steps[1].Scheduled = 1000, 2000
+	r.Steps[0].Rate, r.Steps[1].Rate = 1000, 2000
+	r.Steps[0].Evidence = &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrCommits: 3000}}
+	r.Steps[1].Evidence = &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrCommits: 2010}}
+	r.Evidence = &runner.Evidence{Seconds: 2, Counters: map[string]float64{target.CtrCommits: 5010}}
+	res, err := Build(Params{Workload: "inserts-deletes", Load: cfg, Cores: 2}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stepNotes []string
+	for _, n := range res.Notes {
+		if strings.HasPrefix(n, "step ") {
+			stepNotes = append(stepNotes, n)
+		}
+	}
+	if len(stepNotes) != 1 || !strings.HasPrefix(stepNotes[0], "step 1 (1000/s): the server committed 3.0 transactions") {
+		t.Fatalf("step notes %q (all notes %q)", stepNotes, res.Notes)
+	}
+}
