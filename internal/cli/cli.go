@@ -92,7 +92,7 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.versionCmd())
+	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -54,6 +54,9 @@ either of them, no HTML is written unless -o is given.`,
 				msgs = e.stderr
 			}
 			if csvDir != "" {
+				if err := os.MkdirAll(csvDir, 0o755); err != nil {
+					return usagef("--csv %s: %v", csvDir, unwrapPath(err))
+				}
 				paths, err := htmlreport.WriteCSV(csvDir, ins)
 				if err != nil {
 					return err
@@ -109,7 +112,7 @@ func writeHTML(path string, render func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".ceiling-report-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return usagef("-o %s: directory %s is not writable: %v", path, dir, unwrapPath(err))
 	}
 	if _, err := tmp.Write(buf.Bytes()); err != nil {
 		tmp.Close()

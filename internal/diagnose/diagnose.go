@@ -114,6 +114,10 @@ type Figures struct {
 	DeviceLatencyMs *float64 // the device's own latency (e.g. the lowest per-interval average)
 
 	ClientCPUPct    *float64 // load generator, % of its cores
+	// InProcess is true for an embedded engine (SQLite): it runs inside
+	// ceiling's process, so ClientCPUPct is the engine's CPU too, and the
+	// host's other CPU use is not the database's.
+	InProcess bool
 	ServerCPUCores  *float64 // database server CPU seconds per second
 	HostBusy        *float64 // host busy fraction of all cores, 0..1
 	Cores           *float64 // cores of the server's host
@@ -455,6 +459,13 @@ func MemoryRule(f Figures) Candidate {
 // busy is the busy fraction of the server's cores: the higher of the
 // server processes' CPU and the host's, or nil.
 func busy(f Figures) *float64 {
+	if f.InProcess {
+		if f.ClientCPUPct == nil {
+			return nil
+		}
+		v := *f.ClientCPUPct / 100
+		return &v
+	}
 	var b *float64
 	if f.ServerCPUCores != nil && f.Cores != nil && *f.Cores > 0 {
 		v := *f.ServerCPUCores / *f.Cores
@@ -477,17 +488,19 @@ func CPURule(f Figures) Candidate {
 	}
 	sh := shares(f.WaitMs)
 	switch {
+	case *b >= MinCPUBusy && f.InProcess:
+		c.Why = fmt.Sprintf("ceiling with the embedded engine uses %.0f%% of the cores ≥ %.0f%%", 100**b, 100*MinCPUBusy)
 	case *b >= MinCPUBusy:
 		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores ≥ %.0f%%", 100**b, 100*MinCPUBusy)
-	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && *f.HostBusy >= MinHostBusyWithWait:
+	case !f.InProcess && sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && *f.HostBusy >= MinHostBusyWithWait:
 		c.Why = fmt.Sprintf("sessions on CPU %.0f%% of their time, host %.0f%% busy", 100*sh[WaitCPU], 100**f.HostBusy)
-	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && f.Cores != nil && f.Threads > 0 &&
-		float64(f.Threads) < *f.Cores && *f.HostBusy**f.Cores >= MinHostBusyWithWait*float64(f.Threads):
+	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.Cores != nil && f.Threads > 0 &&
+		float64(f.Threads) < *f.Cores && *b**f.Cores >= MinHostBusyWithWait*float64(f.Threads):
 		// Fewer sessions than cores, each on CPU most of its time, and
 		// the host busy for about as many cores as there are sessions:
 		// each session is bound by one core.
-		c.Why = fmt.Sprintf("each of the %d sessions is on CPU %.0f%% of its time and the host keeps %.1f of its %.0f cores busy: bound by one core per session",
-			f.Threads, 100*sh[WaitCPU], *f.HostBusy**f.Cores, *f.Cores)
+		c.Why = fmt.Sprintf("each of the %d sessions is on CPU %.0f%% of its time and keeps %.1f of the %.0f cores busy: bound by one core per session",
+			f.Threads, 100*sh[WaitCPU], *b**f.Cores, *f.Cores)
 		c.Matched, c.Score = true, sh[WaitCPU]
 		c.Evidence = append(c.Evidence, c.Why)
 		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%.0f threads, one per core, where the engine runs them concurrently (at best proportional)", *f.Cores),

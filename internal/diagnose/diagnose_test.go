@@ -166,6 +166,8 @@ func TestMemoryCPUContentionRules(t *testing.T) {
 		{"cpu: on CPU, host 82%", CPURule, Figures{HostBusy: p(0.82), WaitMs: map[string]float64{WaitCPU: 70, WaitLog: 30}}, true, 0.82},
 		{"cpu: idle", CPURule, Figures{ServerCPUCores: p(1), Cores: p(8), HostBusy: p(0.2)}, false, 0},
 		{"cpu: not measured", CPURule, Figures{}, false, 0},
+		{"cpu: in-process, host busy with other work", CPURule, Figures{InProcess: true, ClientCPUPct: p(10), HostBusy: p(0.95), Threads: 1, Cores: p(2), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, false, 0},
+		{"cpu: in-process, one core busy", CPURule, Figures{InProcess: true, ClientCPUPct: p(48), HostBusy: p(0.95), Threads: 1, Cores: p(2), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, true, 0.9},
 		{"cpu: one session per core", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.52), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, true, 0.9},
 		{"cpu: one session, host idle", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.3), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, false, 0},
 		{"cpu: one session mostly on IO", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.52), WaitMs: map[string]float64{WaitCPU: 30, WaitLog: 70}}, false, 0},

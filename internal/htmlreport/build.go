@@ -29,6 +29,7 @@ func Build(ins []Input) (*Doc, error) {
 		r := ins[0].Result
 		d.Title = "ceiling report: " + r.Workload.Name + " on " + r.Target.Engine
 		d.Subtitle = Describe(r)
+		d.Glance = glance(r)
 		secs, err := resultSections(r, "")
 		if err != nil {
 			return nil, err
@@ -243,7 +244,7 @@ func summaryBlocks(r *report.Result) []Block {
 	}
 	kv(&rows, "errors", strconv.FormatInt(s.Errors, 10))
 	if s.Scheduled != nil {
-		kv(&rows, "late (skipped)", fmt.Sprintf("%d of %d scheduled (%s%%)", s.Late, *s.Scheduled, fixed(pct(s.Late, *s.Scheduled), 2)))
+		kv(&rows, "late (skipped)", fmt.Sprintf("%s of %s scheduled (%s%%)", group(strconv.FormatInt(s.Late, 10)), group(strconv.FormatInt(*s.Scheduled, 10)), fixed(pct(s.Late, *s.Scheduled), 2)))
 	}
 	if r.Client.CPUPctCores != nil {
 		kv(&rows, "load generator CPU", fmt.Sprintf("%s%% of %d cores", num(*r.Client.CPUPctCores), r.Client.Cores))
@@ -406,9 +407,14 @@ func throughputBlocks(r *report.Result) ([]Block, error) {
 	rows := p.series("rows/s", func(pt *report.IntervalPoint) float64 { return pt.RowsPerSec })
 	tc := LineChart{Title: "Throughput", XLabel: p.xLabel(), YLabel: "per second", Series: []Series{req, rows}}
 	note := ""
-	if sameSeries(req, rows) {
+	switch mr, mq := maxOf([]Series{rows}), maxOf([]Series{req}); {
+	case sameSeries(req, rows):
 		tc.Series = []Series{{Name: "requests/s = rows/s", X: req.X, Y: req.Y}}
 		note = "one row per request: the two series are the same"
+	case mq > 0 && (mr/mq > 5 || mr/mq < 0.2):
+		// Far apart (batches): rows/s gets its own axis.
+		tc.YLabel, tc.Series = "requests/s", []Series{req}
+		tc.Y2Label, tc.Series2 = "rows/s", []Series{rows}
 	}
 	b1, err := chartBlock(tc.Title, tc.SVG, note)
 	if err != nil {
@@ -530,7 +536,7 @@ func evidenceBlocks(r *report.Result) ([]Block, error) {
 	}, ""); err != nil {
 		return nil, err
 	}
-	if err := add("Data-file IOPS", LineChart{Title: "Data-file IOPS", XLabel: xl, YLabel: "reads + writes per second",
+	if err := add("Data-file IOPS", LineChart{Title: "Data-file IOPS", XLabel: xl, YLabel: "IOPS (reads + writes/s)",
 		Series: []Series{p.series("data-file IOPS", ptr(func(pt *report.IntervalPoint) *float64 { return pt.DataIOPS }))},
 	}, ""); err != nil {
 		return nil, err
@@ -630,27 +636,39 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		}
 		sat := ""
 		if s.Saturated {
-			sat = "saturated: " + strings.Join(s.SaturatedBy, ", ")
+			sat = "saturated"
 		}
 		if s.Partial {
 			sat = strings.TrimSpace(sat + " partial")
 		}
-		rows = append(rows, []string{strconv.Itoa(i + 1), first, opt(s.AchievedPerSec), fixed(s.AchievedPct, 1), strconv.FormatInt(s.Late, 10),
-			fixed(s.LatePct, 2), strconv.FormatInt(s.Failed, 10), opt(s.RowsPerSec), lat[0], lat[2], lat[3], opt(s.LogMBPerSec), opt(s.LogSyncsPerSec), opt(s.DataIOPS), bn, sat})
-		m := make([]string, 16)
+		rows = append(rows, []string{strconv.Itoa(i + 1), first, withSD(opt(s.AchievedPerSec), s.RepeatStats["achieved_per_sec"]), fixed(s.AchievedPct, 1),
+			group(strconv.FormatInt(s.Late, 10)), withSD(fixed(s.LatePct, 2), s.RepeatStats["late_pct"]), strconv.FormatInt(s.Failed, 10),
+			lat[0], lat[2], withSD(lat[3], s.RepeatStats["p99_ms"]), opt(s.LogMBPerSec), opt(s.LogSyncsPerSec), opt(s.DataIOPS), bn, sat})
+		m := make([]string, 15)
 		if s.Saturated {
-			m[15] = "sat"
+			m[14] = "sat"
+		}
+		if s.AchievedPct != nil && *s.AchievedPct < report.SatAchievedPct {
+			m[3] = "sat"
+		}
+		if s.LatePct != nil && *s.LatePct > report.SatLatePct {
+			m[5] = "sat"
 		}
 		marks = append(marks, m)
 	}
-	head := []string{"step", "requested req/s", "achieved req/s", "achieved %", "late", "late %", "failed", "rows/s", "p50 ms", "p95 ms", "p99 ms", "log MB/s", "log syncs/s", "data IOPS", "verdict", "saturation"}
-	caption := "Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped)"
-	if batch {
-		head[1] = "batch (rows/request)"
-		caption = "One closed-loop run per batch size (one request = one batch)"
+	head := []string{"step", "requested req/s", "achieved req/s", "achieved %", "late", "late %", "failed", "p50 ms", "p95 ms", "p99 ms", "log MB/s", "log syncs/s", "data IOPS", "verdict", "saturation"}
+	caption := fmt.Sprintf("Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped; saturated = late above %g%% or achieved below %g%%)", report.SatLatePct, report.SatAchievedPct)
+	if len(r.Runs) > 1 {
+		caption += "; the runs merged, ± one standard deviation over the runs"
 	}
-	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrrll"}}}
+	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrll"}}}
+	if batch {
+		blocks = []Block{{Table: batchTable(steps)}}
+	}
 
+	// Charts read left to right by rate (knee probes are not in rate order).
+	steps = append([]report.Step(nil), steps...)
+	sort.SliceStable(steps, func(i, j int) bool { return stepX(steps[i]) < stepX(steps[j]) })
 	xl := "requested rate, req/s"
 	if batch {
 		xl = "batch size, rows per request"
@@ -671,15 +689,21 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 			Series:  []Series{stepSeries(steps, "achieved req/s", func(s report.Step) float64 { return nan(s.AchievedPerSec) })},
 			Y2Label: "log MB/s", Series2: []Series{stepSeries(steps, "log MB/s", func(s report.Step) float64 { return nan(s.LogMBPerSec) })}})
 	}
-	charts = append(charts, LineChart{Title: "Latency by step", XLabel: xl, YLabel: "ms", Series: []Series{
+	latTitle := "Latency by step"
+	if batch {
+		latTitle = "Latency by batch size"
+	}
+	charts = append(charts, LineChart{Title: latTitle, XLabel: xl, YLabel: "ms", Series: []Series{
 		stepSeries(steps, "p50", stepLat(func(l *metrics.Latency) float64 { return l.P50 })),
 		stepSeries(steps, "p95", stepLat(func(l *metrics.Latency) float64 { return l.P95 })),
 		stepSeries(steps, "p99", stepLat(func(l *metrics.Latency) float64 { return l.P99 })),
 	}})
+	logX := geometric(steps)
 	for _, c := range charts {
 		if !hasData(c.Series) {
 			continue
 		}
+		c.Points, c.LogX = true, logX
 		b, err := chartBlock(c.Title, c.SVG, "")
 		if err != nil {
 			return nil, err
@@ -757,6 +781,9 @@ func repeatBlocks(r *report.Result) ([]Block, error) {
 	}
 	blocks := []Block{{Table: &Table{Caption: "One column per run, then the mean, sample standard deviation and Student-t 95% confidence interval over the complete runs",
 		Head: head, Rows: rows}}}
+	if t := runStepsTable(r); t != nil {
+		blocks = append(blocks, Block{Table: t})
+	}
 	var labels []string
 	var reqs, p99s []float64
 	for _, run := range r.Runs {
@@ -775,4 +802,131 @@ func repeatBlocks(r *report.Result) ([]Block, error) {
 		blocks = append(blocks, b)
 	}
 	return blocks, nil
+}
+
+// geometric reports whether the steps' x values grow by a factor (a ramp
+// like 10:1000:x2): they are then best read on a logarithmic axis.
+func geometric(steps []report.Step) bool {
+	if len(steps) < 3 {
+		return false
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range steps {
+		x := stepX(s)
+		if x <= 0 {
+			return false
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if hi/lo < 8 {
+		return false
+	}
+	// Evenly spaced steps have a constant difference; a geometric ramp a
+	// constant ratio.
+	r := stepX(steps[1]) / stepX(steps[0])
+	for i := 2; i < len(steps); i++ {
+		if math.Abs(stepX(steps[i])/stepX(steps[i-1])-r) > 0.25*r {
+			return false
+		}
+	}
+	return r > 1.2
+}
+
+// batchTable is the table of a bulk-load batch-size ramp: closed-loop
+// steps, so no requested rate or lateness.
+func batchTable(steps []report.Step) *Table {
+	t := &Table{Caption: "One closed-loop run per batch size (one request = one batch; log/data = log bytes written per data byte loaded)",
+		Head:  []string{"step", "batch (rows/request)", "req/s", "rows/s", "MB/min", "log MB/s", "log/data", "p50 ms", "p95 ms", "p99 ms", "failed", "verdict"},
+		Align: "rrrrrrrrrrrl"}
+	for i, s := range steps {
+		lat := latencyCells(s.LatencyMs)
+		bn := "n/a"
+		if s.Verdict != nil {
+			bn = s.Verdict.Bottleneck
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Batch), opt(s.AchievedPerSec), opt(s.RowsPerSec), opt(s.MBPerMin),
+			opt(s.LogMBPerSec), opt(s.LogBytesPerDataByte), lat[0], lat[2], lat[3], strconv.FormatInt(s.Failed, 10), bn})
+	}
+	return t
+}
+
+// withSD appends "± sd" to a figure when repeats give its spread.
+func withSD(text string, st *report.Stat) string {
+	if st == nil || st.StdDev == nil || text == "n/a" {
+		return text
+	}
+	return text + " ± " + num(*st.StdDev)
+}
+
+// runStepsTable is the achieved rate of each step in each run of a
+// repeated ramp (the sources' LT1..LTn appendix), or nil.
+func runStepsTable(r *report.Result) *Table {
+	n := 0
+	for _, run := range r.Runs {
+		n = max(n, len(run.Steps))
+	}
+	if n == 0 {
+		return nil
+	}
+	t := &Table{Caption: "Achieved req/s per step and run (* = saturated), then the mean and standard deviation over the complete runs", Head: []string{"requested req/s"}}
+	for _, run := range r.Runs {
+		t.Head = append(t.Head, fmt.Sprintf("run %d", run.Run))
+	}
+	t.Head = append(t.Head, "mean", "stddev")
+	for i := 0; i < n; i++ {
+		row := []string{"n/a"}
+		if i < len(r.Steps) {
+			row[0] = rate(r.Steps[i].Rate)
+		}
+		for _, run := range r.Runs {
+			c := "n/a"
+			if i < len(run.Steps) {
+				row[0] = rate(run.Steps[i].Rate)
+				c = opt(run.Steps[i].AchievedPerSec)
+				if run.Steps[i].Saturated {
+					c += "*"
+				}
+			}
+			row = append(row, c)
+		}
+		var st *report.Stat
+		if i < len(r.Steps) {
+			st = r.Steps[i].RepeatStats["achieved_per_sec"]
+		}
+		cells := statCells(st)
+		t.Rows = append(t.Rows, append(row, cells[0], cells[1]))
+	}
+	return t
+}
+
+// glance is the verdict and the headline figures in one line.
+func glance(r *report.Result) string {
+	var parts []string
+	if r.Verdict != nil {
+		parts = append(parts, "verdict: "+r.Verdict.Bottleneck)
+	}
+	if len(r.Steps) > 1 && !isBatch(r.Steps) {
+		// A ramp: its overall averages mix the steps; say how far it kept up.
+		if v := maxSustained(r.Steps); v != nil {
+			parts = append(parts, "kept up to "+rate(*v)+" req/s")
+		} else {
+			parts = append(parts, "saturated from the first step")
+		}
+		var peak *report.Step
+		for i := range r.Steps {
+			if a := r.Steps[i].AchievedPerSec; a != nil && (peak == nil || *a > *peak.AchievedPerSec) {
+				peak = &r.Steps[i]
+			}
+		}
+		if peak != nil {
+			parts = append(parts, "peak "+num(*peak.AchievedPerSec)+" req/s achieved (at "+rate(peak.Rate)+"/s requested)")
+		}
+	} else {
+		parts = append(parts, num(r.Summary.RequestsPerSec)+" req/s")
+		if l := r.Summary.LatencyMs; l != nil {
+			parts = append(parts, "p99 "+num(l.P99)+" ms")
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%d errors", r.Summary.Errors))
+	return strings.Join(parts, " · ")
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -51,6 +52,8 @@ type LineChart struct {
 	Y2Label        string   // second axis (right); empty: none
 	Series2        []Series // drawn dashed, against the right axis
 	Stacked        bool
+	Points         bool // mark each point (steps)
+	LogX           bool // logarithmic X axis (geometric ramps)
 	// Lines are horizontal reference lines on the left axis (e.g. a
 	// device's latency), drawn dotted.
 	Lines []RefLine
@@ -102,6 +105,7 @@ func newPlot(title, xl, yl string) *plot.Plot {
 		a.Padding = 0
 	}
 	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	p.X.Tick.Marker, p.Y.Tick.Marker = niceTicks{}, niceTicks{}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 0xdd}
 	grid.Horizontal.Color = color.Gray{Y: 0xdd}
@@ -220,6 +224,9 @@ func (c LineChart) SVG() (string, error) {
 		legend = addStacked(p, c.Series)
 	} else {
 		for i, s := range c.Series {
+			if !hasData([]Series{s}) {
+				continue
+			}
 			ls := lineStyle(i, false)
 			for _, seg := range segments(s) {
 				l, err := plotter.NewLine(seg)
@@ -228,6 +235,9 @@ func (c LineChart) SVG() (string, error) {
 				}
 				l.LineStyle = ls
 				p.Add(l)
+				if err := addPoints(p, c.Points, seg, ls); err != nil {
+					return "", fmt.Errorf("chart %q: %w", c.Title, err)
+				}
 			}
 			legend = append(legend, legendEntry{name: s.Name, line: &ls})
 		}
@@ -252,6 +262,9 @@ func (c LineChart) SVG() (string, error) {
 		right = &rightAxis{label: c.Y2Label, max: niceMax(maxOf(c.Series2))}
 		scale := p.Y.Max / right.max
 		for i, s := range c.Series2 {
+			if !hasData([]Series{s}) {
+				continue
+			}
 			ls := lineStyle(len(c.Series)+len(c.Lines)+i, true)
 			scaled := Series{Name: s.Name, X: s.X, Y: make([]float64, len(s.Y))}
 			for k, v := range s.Y {
@@ -264,11 +277,18 @@ func (c LineChart) SVG() (string, error) {
 				}
 				l.LineStyle = ls
 				p.Add(l)
+				if err := addPoints(p, c.Points, seg, ls); err != nil {
+					return "", fmt.Errorf("chart %q: %w", c.Title, err)
+				}
 			}
 			legend = append(legend, legendEntry{name: s.Name + " (right axis)", line: &ls, right: true})
 		}
 	}
 	fixXRange(p)
+	if c.LogX && p.X.Min > 0 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	}
 	return render(p, legend, right, c.Title)
 }
 
@@ -283,7 +303,8 @@ func fixXRange(p *plot.Plot) {
 }
 
 // stack returns the cumulative sums of ss (series i = ss[0] + … + ss[i]);
-// a gap counts as 0 in the sums but stays a gap in its own layer.
+// a gap counts as 0 in the sums of the layers above but stays a gap in
+// its own layer.
 func stack(ss []Series) []Series {
 	out := make([]Series, len(ss))
 	var acc []float64
@@ -296,7 +317,11 @@ func stack(ss []Series) []Series {
 			if k < len(acc) && !math.IsNaN(v) {
 				acc[k] += v
 			}
-			if k < len(acc) {
+			switch {
+			case k >= len(acc):
+			case math.IsNaN(v):
+				ys[k] = math.NaN() // not measured here: a gap in this layer
+			default:
 				ys[k] = acc[k]
 			}
 		}
@@ -396,6 +421,9 @@ func (e errPoints) YError(i int) (float64, float64) {
 func render(p *plot.Plot, legend []legendEntry, right *rightAxis, title string) (string, error) {
 	cv := vgsvg.New(chartW, chartH)
 	dc := draw.New(cv)
+	// A background under everything (legend and right axis included), so
+	// the dark-mode filter inverts the whole chart alike.
+	dc.FillPolygon(color.White, []vg.Point{{X: dc.Min.X, Y: dc.Min.Y}, {X: dc.Max.X, Y: dc.Min.Y}, {X: dc.Max.X, Y: dc.Max.Y}, {X: dc.Min.X, Y: dc.Max.Y}})
 	ts := textStyle(fontSize)
 	legH := legendHeight(legend, ts, dc.Max.X-dc.Min.X)
 	area := draw.Crop(dc, 0, 0, legH, 0)
@@ -403,7 +431,7 @@ func render(p *plot.Plot, legend []legendEntry, right *rightAxis, title string) 
 	var ticks []plot.Tick
 	tickStyle := textStyle(fontSize - 1)
 	if right != nil {
-		ticks = plot.DefaultTicks{}.Ticks(0, right.max)
+		ticks = niceTicks{}.Ticks(0, right.max)
 		var wmax vg.Length
 		for _, t := range ticks {
 			if t.Label != "" {
@@ -412,6 +440,8 @@ func render(p *plot.Plot, legend []legendEntry, right *rightAxis, title string) 
 		}
 		rightW = wmax + ts.Height(right.label) + 12
 		area = draw.Crop(area, 0, -rightW, 0, 0)
+	} else {
+		area = draw.Crop(area, 0, -12, 0, 0) // room for the last X tick label
 	}
 	p.Draw(area)
 	da := p.DataCanvas(area)
@@ -461,7 +491,7 @@ func legendRows(entries []legendEntry, ts text.Style, width vg.Length) [][]legen
 	var cur []legendEntry
 	var x vg.Length
 	for _, e := range entries {
-		w := legThumb + 4 + ts.Width(e.name) + legGap
+		w := legThumb + 4 + textWidth(ts, e.name) + legGap
 		if len(cur) > 0 && x+w > width-2*legPad {
 			rows = append(rows, cur)
 			cur, x = nil, 0
@@ -498,7 +528,7 @@ func drawLegend(dc draw.Canvas, entries []legendEntry, ts text.Style, h vg.Lengt
 				dc.StrokeLine2(*e.line, x, y, x+legThumb, y)
 			}
 			dc.FillText(ts, vg.Point{X: x + legThumb + 4, Y: y}, e.name)
-			x += legThumb + 4 + ts.Width(e.name) + legGap
+			x += legThumb + 4 + textWidth(ts, e.name) + legGap
 		}
 	}
 }
@@ -524,4 +554,68 @@ func inlineSVG(doc, title string) string {
 func htmlAttr(s string) string {
 	r := strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", `>`, "&gt;")
 	return r.Replace(s)
+}
+
+// textWidth is the width of s with some room to spare: the browser may
+// draw the text in a wider fallback font than the one it was measured in.
+func textWidth(ts text.Style, s string) vg.Length { return ts.Width(s) * 1.12 }
+
+// niceTicks are gonum's default ticks labelled without trailing zeros and
+// with thousands grouped (2,500 rather than 2500.00).
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(ts[i].Label, 64)
+		if err != nil {
+			continue
+		}
+		ts[i].Label = tickLabel(v)
+	}
+	return ts
+}
+
+func tickLabel(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if math.Abs(v) >= 10000 && !strings.ContainsAny(s, ".e") {
+		return group(s)
+	}
+	return s
+}
+
+// addPoints marks each point of seg with a small circle when on.
+func addPoints(p *plot.Plot, on bool, seg plotter.XYs, ls draw.LineStyle) error {
+	if !on {
+		return nil
+	}
+	sc, err := plotter.NewScatter(seg)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: ls.Color, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
+	p.Add(sc)
+	return nil
+}
+
+// logTicks label the powers of ten and 2 and 5 times them.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		p := math.Pow(10, e)
+		for _, m := range []float64{1, 2, 5} {
+			v := m * p
+			if v >= lo*0.999 && v <= hi*1.001 {
+				ts = append(ts, plot.Tick{Value: v, Label: tickLabel(v)})
+			}
+		}
+	}
+	return ts
 }

@@ -16,8 +16,8 @@ import (
 
 // Spread verdicts of a change (Cell.Spread).
 const (
-	Beyond = "beyond spread"
-	Within = "within spread"
+	Beyond = "beyond"
+	Within = "within"
 )
 
 // Comparison is several results side by side; the first is the baseline.
@@ -144,9 +144,9 @@ func Compare(ins []Input) *Comparison {
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	text("engine", "target", func(r *report.Result) string { return r.Target.Engine + " " + r.Target.Version })
-	text("durability", "durability", durabilityText)
-	text("load", "load", func(r *report.Result) string { return fmt.Sprintf("%s, %d threads", loadText(r.Load), r.Load.Threads) })
+	text("engine", "engine", func(r *report.Result) string { return r.Target.Engine })
+	text("durability", "durability", func(r *report.Result) string { return string(r.Target.Durability.Mode) })
+	text("threads", "threads", func(r *report.Result) string { return fmt.Sprint(r.Load.Threads) })
 	text("runs", "runs", func(r *report.Result) string { return fmt.Sprint(max(r.Load.Repeat, 1)) })
 	for _, f := range figures {
 		c.addFigure(f.key, f.label, f.group, f.higher, f.get, true)
@@ -438,7 +438,7 @@ func spreadNote(c *Comparison) string {
 		}
 	}
 	if rep == 0 {
-		return "vs spread: n/a without repeats (run with --repeat 3 to tell a change from run-to-run noise); values of repeated results are their means"
+		return "vs spread: - without repeats (run with --repeat 3 to tell a change from run-to-run noise); values of repeated results are their means"
 	}
 	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval); values of repeated results are their means"
 }

@@ -32,6 +32,7 @@ type Input struct {
 type Doc struct {
 	Title    string
 	Subtitle string
+	Glance   string // the verdict and headline figures in one line (one result)
 	Sections []Section
 }
 

@@ -32,9 +32,9 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 // charts keep a light card in dark mode, inverted by a filter so their
 // colours stay apart), and clean on paper.
 const style = `
-:root{--fg:#1b1f24;--muted:#5a6270;--bg:#ffffff;--card:#f6f8fa;--line:#d0d7de;--accent:#0b61a4;--bad:#b3261e;--good:#1a7f37}
+:root{--fg:#1b1f24;--muted:#5a6270;--bg:#ffffff;--card:#f6f8fa;--line:#d0d7de;--accent:#0b61a4;--bad:#b3261e;--good:#1a7f37;--chart:#ffffff}
 @media (prefers-color-scheme:dark){
-:root{--fg:#e6e8eb;--muted:#a0a8b4;--bg:#15181c;--card:#1f242a;--line:#3a424c;--accent:#6cb6ff;--bad:#ff8a80;--good:#7ee787}
+:root{--fg:#e6e8eb;--muted:#a0a8b4;--bg:#15181c;--card:#1f242a;--line:#3a424c;--accent:#6cb6ff;--bad:#ff8a80;--good:#7ee787;--chart:#1a1a1a}
 svg.chart{filter:invert(0.9) hue-rotate(180deg)}
 }
 *{box-sizing:border-box}
@@ -43,7 +43,8 @@ main{max-width:1080px;margin:0 auto;padding:24px 20px 60px}
 h1{font-size:1.6em;margin:0 0 4px}
 h2{font-size:1.3em;margin:36px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
 h3{font-size:1.1em;margin:26px 0 8px}
-.sub{color:var(--muted);margin:0 0 16px}
+.sub{color:var(--muted);margin:0 0 8px}
+.glance{font-size:1.1em;font-weight:600;margin:0 0 12px}
 nav{font-size:.9em;color:var(--muted);margin:8px 0 18px}
 nav a{color:var(--accent);text-decoration:none;margin-right:12px;white-space:nowrap}
 .verdict{border-left:4px solid var(--accent);background:var(--card);padding:10px 14px;margin:10px 0;border-radius:4px}
@@ -55,15 +56,17 @@ nav a{color:var(--accent);text-decoration:none;margin-right:12px;white-space:now
 table{border-collapse:collapse;font-size:.88em;font-variant-numeric:tabular-nums}
 caption{text-align:left;color:var(--muted);padding:0 0 4px;caption-side:top}
 th,td{padding:3px 9px;border-bottom:1px solid var(--line);vertical-align:top}
+td{white-space:nowrap}
+td.l{white-space:normal}
 th{text-align:right;font-weight:600;background:var(--card)}
 td{text-align:right}
 th:first-child,td:first-child,th.l,td.l{text-align:left}
 td.beyond{color:var(--bad);font-weight:600}
 td.within{color:var(--muted)}
 td.sat{color:var(--bad)}
-figure{margin:14px 0;padding:8px;background:#ffffff;border:1px solid var(--line);border-radius:6px;page-break-inside:avoid;break-inside:avoid}
+figure{max-width:880px;margin:14px 0;padding:8px;background:var(--chart);border:1px solid var(--line);border-radius:6px;page-break-inside:avoid;break-inside:avoid}
 figure svg.chart{display:block;width:100%;height:auto}
-figcaption{font-size:.85em;color:#5a6270;padding:4px 4px 0}
+figcaption{font-size:.85em;color:var(--muted);padding:4px 4px 0}
 .note{color:var(--muted);font-size:.9em;margin:6px 0}
 footer{color:var(--muted);font-size:.85em;margin-top:40px}
 @media print{
@@ -71,6 +74,7 @@ body{font-size:10.5pt;background:#fff;color:#000}
 main{max-width:none;padding:0}
 nav{display:none}
 svg.chart{filter:none!important}
+figure{background:#fff!important}
 h2{break-before:auto;break-after:avoid}
 h3{break-after:avoid}
 figure{border:none;padding:0}
@@ -92,6 +96,7 @@ const pageHTML = `<!DOCTYPE html>
 <main>
 <h1>{{.Title}}</h1>
 <p class="sub">{{.Subtitle}}</p>
+{{if .Glance}}<p class="glance">{{.Glance}}</p>{{end}}
 <nav>{{range .Sections}}{{if not .Sub}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}{{end}}</nav>
 {{range .Sections}}
 <section id="{{.ID}}">
@@ -121,7 +126,7 @@ const pageHTML = `<!DOCTYPE html>
 </table></div>
 {{else if .Chart}}<figure>
 {{.Chart.SVG}}
-<figcaption>{{.Chart.Title}}{{if .Chart.Note}} — {{.Chart.Note}}{{end}}</figcaption>
+{{if .Chart.Note}}<figcaption>{{.Chart.Note}}</figcaption>{{end}}
 </figure>
 {{else if .Note}}<p class="note">{{.Note}}</p>
 {{end}}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -32,6 +34,26 @@ func figuresOf(p Params, r *runner.Result) (map[string]float64, string) {
 	return f, ""
 }
 
+// addStepFigures computes each open-loop step's workload figures over its
+// measured part.
+func addStepFigures(p Params, r *runner.Result, res *Result) {
+	if p.Figures == nil {
+		return
+	}
+	for i, st := range r.Steps {
+		if i >= len(res.Steps) || st.Observed == nil || st.Elapsed <= 0 {
+			continue
+		}
+		sp := workload.Span{Seconds: st.Elapsed.Seconds(), Delta: st.Observed}
+		if st.Evidence != nil {
+			sp.Server = st.Evidence.Counters
+		}
+		if f := p.Figures(sp); len(f) > 0 {
+			res.Steps[i].Figures = f
+		}
+	}
+}
+
 // combineObserved sums the runs' workload counters; nil if any run lacks them.
 func combineObserved(rs []*runner.Result) map[string]float64 {
 	var out map[string]float64
@@ -51,10 +73,10 @@ func combineObserved(rs []*runner.Result) map[string]float64 {
 
 // figureLines describes the well-known figures on the console, in order.
 var figureLines = []struct{ key, format string }{
-	{"nopm", "NOPM %12.0f   new orders committed per minute, counted from the database"},
-	{"tpm", "TPM  %12.0f   the server's commits + rollbacks per minute (server-wide: other sessions and ceiling's own monitoring count too)"},
-	{"client_tpm", "     %12.0f   transactions per minute ceiling committed or rolled back itself"},
-	{"efficiency_pct", "efficiency %6.1f%%  of the specification's maximum (12.86 tpmC per warehouse)"},
+	{"nopm", "NOPM       %10.0f   new orders committed per minute, counted from the database"},
+	{"tpm", "TPM        %10.0f   the server's commits + rollbacks per minute (server-wide: other sessions and ceiling's own monitoring count too)"},
+	{"client_tpm", "client TPM %10.0f   transactions per minute ceiling itself committed or rolled back"},
+	{"efficiency_pct", "efficiency %9.1f%%   of the specification's maximum, 12.86 NOPM per warehouse"},
 }
 
 // printFigures prints a run's workload figures, the well-known ones first;
@@ -72,7 +94,18 @@ func printFigures(w io.Writer, r *Result) {
 		case ok:
 			fmt.Fprintf(w, l.format+"\n", v)
 		case l.key == "tpm" && r.Figures["nopm"] != 0:
-			fmt.Fprintf(w, "TPM  %12s   the server's commits + rollbacks: not available from this target\n", "n/a")
+			fmt.Fprintf(w, "TPM        %10s   the server's commits + rollbacks: not available from this target\n", "n/a")
+		}
+	}
+	if len(r.Steps) > 1 {
+		var parts []string
+		for _, st := range r.Steps {
+			if v, ok := st.Figures["nopm"]; ok {
+				parts = append(parts, fmt.Sprintf("%s/s: %.0f", strconv.FormatFloat(st.Rate, 'f', -1, 64), v))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "NOPM by step  %s\n", strings.Join(parts, ", "))
 		}
 	}
 	var rest []string

@@ -34,7 +34,7 @@ func TestWorkloadFigures(t *testing.T) {
 	}
 	var out bytes.Buffer
 	PrintSummary(&out, d)
-	if !strings.Contains(out.String(), "NOPM          100") || !strings.Contains(out.String(), "TPM          1200") {
+	if !strings.Contains(out.String(), "NOPM              100") || !strings.Contains(out.String(), "TPM              1200") {
 		t.Errorf("summary lacks the NOPM and TPM lines:\n%s", out.String())
 	}
 
@@ -46,7 +46,7 @@ func TestWorkloadFigures(t *testing.T) {
 	}
 	out.Reset()
 	PrintSummary(&out, d)
-	if !strings.Contains(out.String(), "TPM           n/a") {
+	if !strings.Contains(out.String(), "TPM               n/a") {
 		t.Errorf("summary lacks TPM n/a:\n%s", out.String())
 	}
 
@@ -64,5 +64,35 @@ func TestWorkloadFigures(t *testing.T) {
 	d, _ = Build(p, r)
 	if d.Figures != nil || len(d.Notes) == 0 || !strings.Contains(d.Notes[len(d.Notes)-1], "boom") {
 		t.Errorf("figures %v, notes %v", d.Figures, d.Notes)
+	}
+}
+
+func TestWorkloadFiguresPerStep(t *testing.T) {
+	p := Params{Workload: "w", Info: target.Info{Engine: "sqlite"}, Figures: perMinute,
+		Load: runner.Config{Threads: 2, Steps: []runner.Step{{Rate: 10, Duration: 30 * time.Second}, {Rate: 20, Duration: 30 * time.Second}}}}
+	step := func(rate, x float64) runner.StepResult {
+		return runner.StepResult{Rate: rate, Elapsed: 30 * time.Second, Snap: snapWith(10, time.Millisecond, 0), ClientCPUSeconds: -1, Observed: map[string]float64{"x": x}}
+	}
+	r := &runner.Result{Started: time.Now(), Total: snapWith(20, time.Millisecond, 0), Elapsed: time.Minute, ClientCPUSeconds: -1,
+		Steps: []runner.StepResult{step(10, 5), step(20, 10)}, Observed: map[string]float64{"x": 15}}
+	d, err := Build(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Steps) != 2 || d.Steps[0].Figures["nopm"] != 10 || d.Steps[1].Figures["nopm"] != 20 || d.Figures["nopm"] != 15 {
+		t.Fatalf("run figures %v, steps %+v", d.Figures, d.Steps)
+	}
+	var out bytes.Buffer
+	PrintSummary(&out, d)
+	if !strings.Contains(out.String(), "NOPM by step  10/s: 10, 20/s: 20") {
+		t.Errorf("summary lacks the NOPM per step:\n%s", out.String())
+	}
+	// Repeats of a ramp add up each step's counters.
+	d, err = BuildRepeat(p, []*runner.Result{r, r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Steps[1].Figures["nopm"] != 20 || r.Steps[0].Observed["x"] != 5 {
+		t.Errorf("repeated ramp: step figures %v; the first run's counters became %v", d.Steps[1].Figures, r.Steps[0].Observed)
 	}
 }

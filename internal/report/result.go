@@ -393,6 +393,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	if res.Figures, figNote = figuresOf(p, r); figNote != "" {
 		res.Notes = append(res.Notes, figNote)
 	}
+	addStepFigures(p, r, res)
 	setVerdicts(res, r)
 	return res, nil
 }

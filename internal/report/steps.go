@@ -61,6 +61,9 @@ type Step struct {
 	// LogBytesPerDataByte is the server's log bytes over the data bytes
 	// loaded (batch steps); absent when either was not measured.
 	LogBytesPerDataByte *float64 `json:"log_bytes_per_data_byte,omitempty"`
+	// Figures are the workload's headline figures over the step's measured
+	// part (tpcc: nopm, ...); absent when the workload has none.
+	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
 // stepOf builds step i from what the runner measured.

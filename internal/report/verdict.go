@@ -87,18 +87,27 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		counters, secs = res.Evidence.Counters, res.Evidence.Seconds
 	}
 	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
-	fillInProcess(&f, res)
+	if res.Evidence != nil {
+		fillInProcess(&f, res.Target.Engine, res.Load.Model == "closed", res.Evidence.Seconds)
+	}
 	f.DeviceSyncMs = deviceSync(res)
 	return f
 }
 
 // fillInProcess completes SQLite's wait categories, which are the time
-// spent in the VFS only: in a closed loop every worker is inside a request
+// spent in the VFS only. In a closed loop every worker is inside a request
 // all the time, so the rest of the workers' time (threads × seconds − VFS
 // time) is the engine and ceiling computing in-process: it counts as CPU.
-// Without that, the shares would be shares of the IO time alone.
-func fillInProcess(f *diagnose.Figures, res *Result) {
-	if res.Target.Engine != "sqlite" || res.Load.Model != "closed" || f.WaitMs == nil || res.Evidence == nil {
+// In an open loop workers idle between requests: their time in requests is
+// at most requests × mean latency (which also holds the wait for a free
+// worker, so it is capped at threads × seconds). Without this, the shares
+// would be shares of the IO time alone.
+func fillInProcess(f *diagnose.Figures, engine string, closed bool, secs float64) {
+	if engine != "sqlite" {
+		return
+	}
+	f.InProcess = true
+	if f.WaitMs == nil {
 		return
 	}
 	if _, ok := f.WaitMs[diagnose.WaitCPU]; ok {
@@ -108,7 +117,13 @@ func fillInProcess(f *diagnose.Figures, res *Result) {
 	for _, v := range f.WaitMs {
 		sum += v
 	}
-	total := float64(res.Load.Threads) * res.Evidence.Seconds * 1000
+	total := float64(f.Threads) * secs * 1000
+	if !closed {
+		if f.MeanLatencyMs == nil {
+			return
+		}
+		total = min(total, float64(f.Requests)**f.MeanLatencyMs)
+	}
 	f.WaitMs[diagnose.WaitCPU] = max(total-sum, 0)
 }
 
@@ -141,6 +156,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float6
 		}
 	}
 	fillServer(&f, counters, secs, files, s.Costs, res.Client.Cores)
+	fillInProcess(&f, res.Target.Engine, false, secs)
 	f.DeviceSyncMs = deviceSync(res)
 	return f
 }

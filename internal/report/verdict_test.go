@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -145,9 +146,16 @@ func TestInProcessCPU(t *testing.T) {
 	if _, ok := runFigures(res, nil).WaitMs["cpu"]; ok {
 		t.Error("postgres: cpu category invented")
 	}
+	// Open loop: workers idle between requests; 1000 requests of 1 ms
+	// mean are 1000 ms in requests, of which 400 in the VFS.
 	res.Target.Engine, res.Load.Model = "sqlite", "open"
+	res.Summary = Summary{Requests: 1000, ElapsedS: 1, LatencyMs: &metrics.Latency{Mean: 1}}
+	if got := runFigures(res, nil).WaitMs["cpu"]; got != 600 {
+		t.Errorf("sqlite open loop: cpu %.0f ms, want 1000 × 1 ms − 400 ms = 600", got)
+	}
+	res.Summary.LatencyMs = nil
 	if _, ok := runFigures(res, nil).WaitMs["cpu"]; ok {
-		t.Error("sqlite open loop: cpu category invented (workers are idle between requests)")
+		t.Error("sqlite open loop without latency: cpu category invented")
 	}
 }
 

@@ -32,13 +32,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -140,9 +140,9 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		Before:  info.Settings["synchronous_commit"],
 	}
 	t.wcfg = cfg.Copy()
-	if useBlocking(opts.MaxConns) {
-		// Worker sessions block in poll(2) like C clients; see blockingConn.
-		t.wcfg.DialFunc = dialBlocking
+	if dial := workerDial(opts.MaxConns); dial != nil {
+		// Worker sessions block in the kernel like C clients; see blockingConn.
+		t.wcfg.DialFunc = dial
 	}
 	if t.wcfg.RuntimeParams["application_name"] == "ceiling" {
 		// Worker backends are told apart from the admin and sampler
@@ -384,17 +384,38 @@ func oneLine(s string) string {
 	return b.String()
 }
 
-// useBlocking says whether worker sessions should use blockingConn. Measured
-// on a 2-core VM against a local server: blocking reads give ~15% more
-// round trips with as many connections as cores, but fewer with many more
-// connections than cores, where the netpoller multiplexes them better.
-// CEILING_PG_NETPOLL=1 forces the netpoller, CEILING_PG_NETPOLL=0 blocking.
-func useBlocking(workers int) bool {
+// workerDial picks how worker sessions wait for the server; nil means Go's
+// netpoller. CEILING_PG_IO=netpoll|poll|raw forces one (CEILING_PG_NETPOLL=1
+// is netpoll, =0 poll, kept for older scripts).
+//
+//   - raw (default for up to 16 workers): blocking send/recv on the
+//     worker's own thread, keeping the scheduler out (see dialRaw).
+//   - poll: blocking poll(2) then read through ordinary system calls.
+//   - netpoll: the default for more workers, where one thread per
+//     connection would cost more than multiplexing them.
+func workerDial(workers int) pgconn.DialFunc {
+	mode := os.Getenv("CEILING_PG_IO")
 	switch os.Getenv("CEILING_PG_NETPOLL") {
 	case "1":
-		return false
+		mode = "netpoll"
 	case "0":
-		return true
+		mode = "poll"
 	}
-	return workers > 0 && workers <= runtime.NumCPU()
+	if mode == "" {
+		mode = "netpoll"
+		if workers > 0 && workers <= maxRawWorkers {
+			mode = "raw"
+		}
+	}
+	switch mode {
+	case "raw":
+		return dialRaw
+	case "poll":
+		return dialBlocking
+	}
+	return nil
 }
+
+// maxRawWorkers bounds the worker count for which raw blocking I/O is the
+// default.
+const maxRawWorkers = 16

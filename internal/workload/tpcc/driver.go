@@ -99,6 +99,7 @@ func (w *Workload) runParams() map[string]any {
 	return map[string]any{
 		"all_warehouses":  w.run.allWarehouses,
 		"keying_thinking": w.run.keyingThinking,
+		"seed":            w.runSeed(),
 		"new_order_pct":   45.0, "payment_pct": 43.0, "order_status_pct": 4.0, "delivery_pct": 4.0, "stock_level_pct": 4.0,
 	}
 }

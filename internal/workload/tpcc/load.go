@@ -261,7 +261,7 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 		}
 	}
 	threads := w.loadThreads(d.Engine)
-	fmt.Fprintf(progress, "  loading %d warehouses with %d threads (%s)\n", w.Warehouses, threads, bulkPath(d.Engine))
+	fmt.Fprintf(progress, "  loading %s with %s (%s)\n", plural(w.Warehouses, "warehouse"), plural(threads, "thread"), bulkPath(d.Engine))
 
 	stats := &loadStats{}
 	var whDone atomic.Int64
@@ -303,7 +303,7 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 	fmt.Fprintf(progress, "  secondary indexes created in %.1fs\n", sum.Indexes.Seconds())
 
 	anStart := time.Now()
-	if err := analyze(ctx, t); err != nil {
+	if err := analyze(ctx, t, threads); err != nil {
 		return nil, err
 	}
 	sum.Analyze = time.Since(anStart)
@@ -318,10 +318,17 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 	sum.Rows, sum.Bytes = stats.rows.Load(), stats.bytes.Load()
 	sum.PerWarehouse = sum.Total / time.Duration(w.Warehouses)
 	sec := sum.Total.Seconds()
-	fmt.Fprintf(progress, "  loaded %d warehouses: %d rows, %.0f MB in %.1fs (data %.1fs, indexes %.1fs, statistics %.1fs): %.0f rows/s, %.0f MB/min, %.1f s per warehouse\n",
-		w.Warehouses, sum.Rows, float64(sum.Bytes)/1e6, sec, sum.Load.Seconds(), sum.Indexes.Seconds(), sum.Analyze.Seconds(),
+	fmt.Fprintf(progress, "  loaded %s: %d rows, %.0f MB in %.1fs (data %.1fs, indexes %.1fs, statistics %.1fs): %.0f rows/s, %.0f MB/min, %.1f s per warehouse\n",
+		plural(w.Warehouses, "warehouse"), sum.Rows, float64(sum.Bytes)/1e6, sec, sum.Load.Seconds(), sum.Indexes.Seconds(), sum.Analyze.Seconds(),
 		float64(sum.Rows)/sec, float64(sum.Bytes)/1e6/sec*60, sum.PerWarehouse.Seconds())
 	return sum, nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 func bulkPath(engine string) string {
@@ -429,40 +436,67 @@ func loadJob(ctx context.Context, engine string, conn target.Conn, bi target.Bul
 }
 
 // analyze gathers planner statistics after the load (PostgreSQL ANALYZE,
-// MySQL ANALYZE TABLE); SQLite plans these key lookups well without them.
-func analyze(ctx context.Context, t target.Target) error {
+// MySQL ANALYZE TABLE), one table per connection at a time over threads
+// connections; SQLite plans these key lookups well without them.
+func analyze(ctx context.Context, t target.Target, threads int) error {
 	d := t.Dialect()
 	if d.Engine == "sqlite" {
 		return nil
 	}
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Largest tables first, so the threads finish together.
+	tables := make(chan string, len(dataTables))
+	for _, name := range []string{TOrderLine, TStock, TCustomer, TItem, THistory, TOrders, TNewOrder, TDistrict, TWarehouse} {
+		tables <- name
 	}
-	defer conn.Close()
-	for _, name := range dataTables {
-		q := "ANALYZE " + d.Table(name)
-		if d.Engine == "mysql" {
-			q = "ANALYZE TABLE " + d.Table(name)
+	close(tables)
+	errs := make(chan error, threads)
+	for i := 0; i < threads; i++ {
+		go func() {
+			errs <- func() error {
+				conn, err := t.Connect(ctx)
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				for name := range tables {
+					if err := analyzeTable(ctx, conn, d, name); err != nil {
+						cancel()
+						return err
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	var first error
+	for i := 0; i < threads; i++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
-		if d.Engine == "mysql" {
-			// ANALYZE TABLE returns a result set.
-			rows, err := conn.Query(ctx, q)
-			if err != nil {
-				return fmt.Errorf("analyze %s: %w", name, err)
-			}
-			for rows.Next() {
-			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				return fmt.Errorf("analyze %s: %w", name, err)
-			}
-			continue
-		}
-		if _, err := conn.Exec(ctx, q); err != nil {
+	}
+	return first
+}
+
+func analyzeTable(ctx context.Context, conn target.Conn, d target.Dialect, name string) error {
+	if d.Engine != "mysql" {
+		if _, err := conn.Exec(ctx, "ANALYZE "+d.Table(name)); err != nil {
 			return fmt.Errorf("analyze %s: %w", name, err)
 		}
+		return nil
+	}
+	// ANALYZE TABLE returns a result set.
+	rows, err := conn.Query(ctx, "ANALYZE TABLE "+d.Table(name))
+	if err != nil {
+		return fmt.Errorf("analyze %s: %w", name, err)
+	}
+	for rows.Next() {
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return fmt.Errorf("analyze %s: %w", name, err)
 	}
 	return nil
 }

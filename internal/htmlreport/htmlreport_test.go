@@ -1,0 +1,429 @@
+package htmlreport
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// The fixtures were written by the real binary (see testdata/README.md).
+const (
+	fxFull    = "testdata/full.json"        // single-inserts, sqlite, --durability full, 5 s
+	fxRelaxed = "testdata/relaxed.json"     // the same with --durability relaxed
+	fxRamp    = "testdata/ramp.json"        // --rates 500:8000:x2 --step 3s, durability full
+	fxRepeat  = "testdata/repeat.json"      // -T 3s --repeat 3, durability full
+	fxPG      = "testdata/pg.json"          // PostgreSQL, 4 threads: wait categories and server CPU
+	fxBatches = "testdata/batches.json"     // bulk-load --batches 10:1000:x10 --step 2s --no-index
+	fxRampRep = "testdata/ramp-repeat.json" // --rates 500:2000:x2 --step 2s --repeat 2
+)
+
+func load(t *testing.T, paths ...string) []Input {
+	t.Helper()
+	var ins []Input
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r report.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		ins = append(ins, Input{Path: p, Result: &r})
+	}
+	return ins
+}
+
+func renderHTML(t *testing.T, ins []Input) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, ins); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+var (
+	styleRE = regexp.MustCompile(`(?s)<style>.*?</style>`)
+	svgRE   = regexp.MustCompile(`(?s)<svg class="chart" role="img" aria-label="([^"]*)".*?</svg>`)
+)
+
+// outline is the report without the CSS and the charts' drawing: the
+// structure (headings, tables, verdicts) and one line per chart, so the
+// golden files stay reviewable.
+func outline(html string) string {
+	s := styleRE.ReplaceAllString(html, "<style>…</style>")
+	return svgRE.ReplaceAllString(s, `<svg chart="$1"/>`)
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/htmlreport -update to create it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < max(len(gl), len(wl)); i++ {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(run go test ./internal/htmlreport -update if the change is intended)", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+var cases = []struct {
+	name   string
+	inputs []string
+	charts []string // chart titles that must be present
+}{
+	{"full", []string{fxFull}, []string{"Throughput", "Latency percentiles", "Log writes", "Data-file IOPS", "Data-file latency vs device latency", "CPU", "Wait categories"}},
+	{"ramp", []string{fxRamp}, []string{"Throughput", "Latency percentiles", "Log writes", "Requested vs achieved rate (LT)", "Achieved rate and log writes by step", "Latency by step"}},
+	{"repeat", []string{fxRepeat}, []string{"Throughput", "Requests/s by run", "p99 latency by run"}},
+	{"pg", []string{fxPG}, []string{"Throughput", "Log writes", "CPU", "Wait categories"}},
+	{"batches", []string{fxBatches}, []string{"Throughput by batch size", "Latency by batch size", "Log writes"}},
+	{"ramp-repeat", []string{fxRampRep}, []string{"Requested vs achieved rate (LT)", "Requests/s by run"}},
+	{"multi", []string{fxFull, fxRelaxed, fxRepeat}, []string{"req/s by result", "p99 ms by result", "log syncs/req by result"}},
+}
+
+func TestReportGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			html := renderHTML(t, load(t, c.inputs...))
+			var titles []string
+			for _, m := range svgRE.FindAllStringSubmatch(html, -1) {
+				titles = append(titles, m[1])
+			}
+			for _, want := range c.charts {
+				found := false
+				for _, got := range titles {
+					found = found || got == want
+				}
+				if !found {
+					t.Errorf("no chart %q among %q", want, titles)
+				}
+			}
+			checkGolden(t, c.name+".html.golden", outline(html))
+		})
+	}
+}
+
+func TestReportSections(t *testing.T) {
+	html := renderHTML(t, load(t, fxRamp))
+	for _, want := range []string{
+		"<h2>Test definition and target</h2>", "<h2>Verdict</h2>", "<h2>Summary</h2>",
+		"<h2>Throughput and latency over time</h2>", "<h2>Server evidence over time</h2>", "<h2>Open-loop steps (LT)</h2>",
+		`class="sat"`, "from step 4 (4000/s), the lowest saturated rate",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("ramp report lacks %q", want)
+		}
+	}
+	if n := len(html); n > 400<<10 {
+		t.Errorf("ramp report is %d KB, want a few hundred at most", n>>10)
+	}
+	multi := renderHTML(t, load(t, fxFull, fxRelaxed))
+	for _, want := range []string{"<h2>Comparison</h2>", "<h3>Verdict</h3>", "prediction vs measurement", "within a factor of 2"} {
+		if !strings.Contains(multi, want) {
+			t.Errorf("comparison report lacks %q", want)
+		}
+	}
+}
+
+func TestReportDeterministic(t *testing.T) {
+	ins := load(t, fxFull, fxRamp, fxPG)
+	if a, b := renderHTML(t, ins), renderHTML(t, ins); a != b {
+		t.Error("two renderings of the same results differ")
+	}
+}
+
+// allowedURLs are the only URLs a report may contain: XML namespaces,
+// which are names, not fetched.
+var allowedURLs = map[string]bool{"http://www.w3.org/2000/svg": true, "http://www.w3.org/1999/xlink": true}
+
+var urlRE = regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}[^\s"'<>)]*`)
+
+func TestReportHasNoExternalReferences(t *testing.T) {
+	var all []Input
+	for _, p := range []string{fxFull, fxRelaxed, fxRamp, fxRepeat, fxPG} {
+		all = append(all, load(t, p)...)
+	}
+	docs := map[string]string{"all": renderHTML(t, all)}
+	for _, in := range all {
+		docs[in.Path] = renderHTML(t, []Input{in})
+	}
+	for name, html := range docs {
+		low := strings.ToLower(html)
+		for _, bad := range []string{"<script", "<link", "@import", "url(", "<img", "<iframe", "<object", "<embed", "src=", "@font-face"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%s: contains %q", name, bad)
+			}
+		}
+		for _, u := range urlRE.FindAllString(html, -1) {
+			if !allowedURLs[u] {
+				t.Errorf("%s: external reference %q", name, u)
+			}
+		}
+		for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(html, -1) {
+			if !strings.HasPrefix(m[1], "#") {
+				t.Errorf("%s: link %q leaves the page", name, m[1])
+			}
+		}
+	}
+}
+
+func TestCompareFullVsRelaxed(t *testing.T) {
+	c := Compare(load(t, fxFull, fxRelaxed))
+	row := func(key string) Row {
+		for _, r := range c.Rows {
+			if r.Key == key {
+				return r
+			}
+		}
+		t.Fatalf("no row %s", key)
+		return Row{}
+	}
+	req := row("requests_per_sec")
+	if ch := req.Cells[1].Change; ch == nil || *ch < 2 {
+		t.Errorf("req/s change %v, want relaxed ≥ 2× full", ch)
+	}
+	syncs := row("log_syncs_per_op")
+	if ch := syncs.Cells[1].Change; ch == nil || *ch > 0.1 {
+		t.Errorf("log syncs/req change %v, want relaxed < 0.1× full", ch)
+	}
+	if req.Cells[1].Spread != "" {
+		t.Errorf("spread %q without repeats, want none", req.Cells[1].Spread)
+	}
+	if len(c.Checks) != 1 {
+		t.Fatalf("%d prediction checks, want 1: %+v", len(c.Checks), c.Checks)
+	}
+	ch := c.Checks[0]
+	if ch.From != 0 || ch.To != 1 || ch.Measured == nil || !strings.Contains(ch.Action, "durability relaxed") {
+		t.Errorf("check %+v", ch)
+	}
+	if math.Abs(*ch.Measured-*req.Cells[1].Change) > 1e-9 {
+		t.Errorf("measured gain %v, want the req/s ratio %v", *ch.Measured, *req.Cells[1].Change)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"predicted ×", "measured ×", "log syncs/req", "req/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+	checkGolden(t, "compare-full-relaxed.txt.golden", out)
+
+	// The other way round: the suggestion is B's, applied by A.
+	c = Compare(load(t, fxRelaxed, fxFull))
+	if len(c.Checks) != 1 || c.Checks[0].From != 1 || c.Checks[0].To != 0 {
+		t.Errorf("reversed checks %+v", c.Checks)
+	}
+}
+
+func TestCompareWithRepeats(t *testing.T) {
+	c := Compare(load(t, fxRepeat, fxRelaxed))
+	var out bytes.Buffer
+	if err := c.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Rows {
+		if r.Key == "requests_per_sec" {
+			if r.Cells[1].Spread != Beyond {
+				t.Errorf("relaxed vs repeated full: %q, want %q", r.Cells[1].Spread, Beyond)
+			}
+			if want := "prediction interval"; !strings.Contains(r.Cells[1].SpreadWhy, want) {
+				t.Errorf("why %q lacks %q", r.Cells[1].SpreadWhy, want)
+			}
+		}
+	}
+	checkGolden(t, "compare-repeat-relaxed.txt.golden", out.String())
+}
+
+func TestSpreadTest(t *testing.T) {
+	st := func(mean, sd float64, n int) *report.Stat { return &report.Stat{Mean: mean, StdDev: &sd, N: n} }
+	for _, c := range []struct {
+		name   string
+		a, b   float64
+		sa, sb *report.Stat
+		want   string
+	}{
+		{"no repeats", 100, 200, nil, nil, ""},
+		{"single run inside the spread", 100, 104, st(100, 5, 3), nil, Within},
+		// t(2)=4.303, s·√(1+1/3)=5.77: the limit is 24.8.
+		{"single run beyond the spread", 100, 126, st(100, 5, 3), nil, Beyond},
+		{"repeated other side", 126, 100, nil, st(100, 5, 3), Beyond},
+		{"welch within", 100, 103, st(100, 3, 5), st(103, 3, 5), Within},
+		{"welch beyond", 100, 120, st(100, 3, 5), st(120, 3, 5), Beyond},
+		{"no spread, equal", 0, 0, st(0, 0, 3), st(0, 0, 3), Within},
+		{"no spread, differ", 1, 2, st(1, 0, 3), st(2, 0, 3), Beyond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got, why := spreadTest(c.a, c.b, c.sa, c.sb); got != c.want {
+				t.Errorf("got %q (%s), want %q", got, why, c.want)
+			}
+		})
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	ins := load(t, fxRamp, fxRepeat)
+	dir := t.TempDir()
+	paths, err := WriteCSV(dir, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ramp.intervals.csv", "ramp.steps.csv", "repeat.intervals.csv", "repeat.runs.csv"}
+	if len(paths) != len(want) {
+		t.Fatalf("wrote %q, want %q", paths, want)
+	}
+	read := func(name string) [][]string {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rows, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	iv := read("ramp.intervals.csv")
+	if got, want := len(iv), len(ins[0].Result.Intervals)+1; got != want {
+		t.Errorf("ramp intervals: %d rows, want %d", got, want)
+	}
+	col := func(rows [][]string, name string) int {
+		for i, h := range rows[0] {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s in %q", name, rows[0])
+		return -1
+	}
+	if c := col(iv, "server_cpu_pct_of_cores"); iv[1][c] != "" {
+		t.Errorf("sqlite server CPU %q, want empty (not measured)", iv[1][c])
+	}
+	if c := col(iv, "log_mb_per_sec"); iv[1][c] == "" {
+		t.Error("log MB/s empty, want measured")
+	}
+	st := read("ramp.steps.csv")
+	if len(st) != 6 || st[1][col(st, "rate")] != "500" || st[5][col(st, "saturated")] != "true" {
+		t.Errorf("steps:\n%q", st)
+	}
+	runs := read("repeat.runs.csv")
+	if len(runs) != 4 {
+		t.Errorf("runs: %d rows, want 4", len(runs))
+	}
+}
+
+func TestSummaries(t *testing.T) {
+	s := Summaries(load(t, fxRamp, fxFull))
+	if s[0].MaxSustainedRate == nil || *s[0].MaxSustainedRate != 2000 {
+		t.Errorf("ramp max sustained rate %v, want 2000 (4000 saturated)", s[0].MaxSustainedRate)
+	}
+	if s[1].MaxSustainedRate != nil || s[1].Bottleneck == nil || *s[1].Bottleneck != "commit-flush" {
+		t.Errorf("full: %+v", s[1])
+	}
+	if len(s[1].Suggestions) == 0 || s[1].Suggestions[0].PredictedGain == nil {
+		t.Errorf("full: suggestions %+v", s[1].Suggestions)
+	}
+	b, err := json.Marshal(s)
+	if err != nil || !bytes.Contains(b, []byte(`"late_pct":null`)) {
+		t.Errorf("closed loop late_pct should be null: %s", b)
+	}
+}
+
+// TestWorkloadFiguresAndBatchSteps renders what other workloads add:
+// headline figures (tpcc nopm) and batch-size steps (bulk loads).
+func TestWorkloadFiguresAndBatchSteps(t *testing.T) {
+	ins := load(t, fxRamp)
+	r := ins[0].Result
+	r.Figures = map[string]float64{"nopm": 1234, "tpm": 2900}
+	for i := range r.Steps {
+		b := 10 << i
+		r.Steps[i].Batch = &b
+		r.Steps[i].Rate = 0
+	}
+	html := renderHTML(t, ins)
+	for _, want := range []string{"<td>nopm</td><td>1,234</td>", "Batch-size steps", `aria-label="Throughput by batch size"`, "batch (rows/request)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "Requested vs achieved rate (LT)") {
+		t.Error("batch steps drawn as a rate ramp")
+	}
+	c := Compare(append(ins, load(t, fxFull)...))
+	found := false
+	for _, row := range c.Rows {
+		if row.Key == "figure.nopm" {
+			found = row.Cells[0].Text == "1,234" && row.Cells[1].Text == "n/a"
+		}
+	}
+	if !found {
+		t.Error("compare lacks the nopm figure (or shows a value for a result without it)")
+	}
+}
+
+func TestNum(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{0, "0"}, {4150.2, "4,150"}, {1234567, "1,234,567"}, {123.45, "123.5"}, {12.345, "12.35"}, {0.0019, "0.002"}, {-2500, "-2,500"}, {math.NaN(), "n/a"}} {
+		if got := num(c.v); got != c.want {
+			t.Errorf("num(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
+func TestReportRedactsDSN(t *testing.T) {
+	ins := load(t, fxPG)
+	ins[0].Result.Target.DSN = "postgres://bob:s3cretpw@db.example.com:5432/app"
+	html := renderHTML(t, ins)
+	if strings.Contains(html, "s3cretpw") {
+		t.Error("the report shows the DSN's password")
+	}
+	if !strings.Contains(html, "bob") {
+		t.Error("the report lost the DSN's user")
+	}
+}
+
+func TestStackKeepsGaps(t *testing.T) {
+	nan := math.NaN()
+	got := stack([]Series{{Name: "a", Y: []float64{1, nan, 2}}, {Name: "b", Y: []float64{1, nan, 3}}})
+	if got[1].Y[0] != 2 || got[1].Y[2] != 5 || !math.IsNaN(got[0].Y[1]) || !math.IsNaN(got[1].Y[1]) {
+		t.Errorf("stack: %v %v, want [1 NaN 2] [2 NaN 5]", got[0].Y, got[1].Y)
+	}
+}
