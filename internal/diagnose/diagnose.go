@@ -113,11 +113,11 @@ type Figures struct {
 	DataLatencyMs   *float64 // data files, mean latency per IO
 	DeviceLatencyMs *float64 // the device's own latency (e.g. the lowest per-interval average)
 
-	ClientCPUPct    *float64 // load generator, % of its cores
+	ClientCPUPct *float64 // load generator, % of its cores
 	// InProcess is true for an embedded engine (SQLite): it runs inside
 	// ceiling's process, so ClientCPUPct is the engine's CPU too, and the
 	// host's other CPU use is not the database's.
-	InProcess bool
+	InProcess       bool
 	ServerCPUCores  *float64 // database server CPU seconds per second
 	HostBusy        *float64 // host busy fraction of all cores, 0..1
 	Cores           *float64 // cores of the server's host
