@@ -31,6 +31,9 @@ type runConfig struct {
 	consts  Constants // NURand C constants of the run (RunConstants), fixed once per run
 	stats   runStats
 	seedFor func() uint64
+
+	mu   sync.Mutex
+	made map[int]uint64 // workers made per worker id: a reconnect draws a new stream
 }
 
 // runStats are the driver's own counters, shared by all workers. They are
@@ -59,17 +62,17 @@ const (
 // 43% Payment and 4% each for the other three.
 var Mix = [numOps]int{OpNewOrder: 450, OpPayment: 430, OpOrderStatus: 40, OpDelivery: 40, OpStockLevel: 40}
 
-// Keying times (clause 5.2.5.2) and mean think times (clause 5.2.5.4), per
-// operation. Think times are drawn from a negative exponential distribution
-// truncated at 10 times the mean (clause 5.2.5.4).
+// Minimum keying times and mean think times per operation (clause 5.2.5).
+// Think times are drawn from a negative exponential distribution truncated
+// at 10 times the mean.
 var (
 	keyingTime = [numOps]time.Duration{18 * time.Second, 3 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second}
 	thinkMean  = [numOps]time.Duration{12 * time.Second, 12 * time.Second, 10 * time.Second, 5 * time.Second, 5 * time.Second}
 )
 
-// MaxTpmCPerWarehouse is the highest New-Order rate the specification
-// allows per warehouse with keying and think times (clause 4.2: about 12.86
-// tpmC per warehouse with its 10 terminals).
+// MaxTpmCPerWarehouse is the highest New-Order rate per warehouse that the
+// keying and think times allow with the specification's 10 terminals per
+// warehouse: about 12.86 tpmC, the figure HammerDB's efficiency uses.
 const MaxTpmCPerWarehouse = 12.86
 
 // maxAttempts bounds how many times a transaction is tried when it fails
@@ -130,27 +133,45 @@ func (w *Workload) NewWorker(ctx context.Context, t target.Target, conn target.C
 		t:    t,
 		conn: conn,
 		q:    newTxnSQL(t.Dialect()),
-		rng:  rand.New(rand.NewPCG(w.runSeed(), uint64(id)+1)),
+		rng:  rand.New(rand.NewPCG(w.runSeed(), w.stream(id))),
 		home: id%w.Warehouses + 1,
-		next: -1,
-		prev: -1,
+		// The terminal's own district for Stock-Level (clause 2.8.1.1):
+		// workers id, id+W, id+2W … of one warehouse take districts 1, 2, 3 ….
+		district: id/w.Warehouses%DistrictsPerWH + 1,
+		next:     -1,
+		prev:     -1,
 	}
 	k.p = picker{rng: k.rng, c: w.run.consts}
 	return k, nil
 }
 
+// stream returns the random stream of worker id's next incarnation: the
+// first is fixed by --seed and the id; the worker made after a reconnect
+// gets a stream of its own instead of replaying the first one's inputs.
+func (w *Workload) stream(id int) uint64 {
+	w.run.mu.Lock()
+	defer w.run.mu.Unlock()
+	if w.run.made == nil {
+		w.run.made = map[int]uint64{}
+	}
+	n := w.run.made[id]
+	w.run.made[id] = n + 1
+	return uint64(id) + 1 + n<<32
+}
+
 // vuser is one virtual user (a terminal, in the specification's words).
 // It is used by one goroutine.
 type vuser struct {
-	w    *Workload
-	t    target.Target
-	conn target.Conn
-	q    *txnSQL
-	rng  *rand.Rand
-	p    picker
-	home int // home warehouse
-	next int // operation chosen by Pause, or -1
-	prev int // previous operation (for its think time), or -1
+	w        *Workload
+	t        target.Target
+	conn     target.Conn
+	q        *txnSQL
+	rng      *rand.Rand
+	p        picker
+	home     int // home warehouse
+	district int // Stock-Level's district in the home warehouse
+	next     int // operation chosen by Pause, or -1
+	prev     int // previous operation (for its think time), or -1
 	// timer for keying and thinking (reused)
 	timer *time.Timer
 }
@@ -206,7 +227,7 @@ func (k *vuser) Pause(ctx context.Context) error {
 }
 
 // thinkTime draws a think time of the given mean: negative exponential,
-// truncated at 10 times the mean (clause 5.2.5.4).
+// truncated at 10 times the mean (clause 5.2.5).
 func thinkTime(rng *rand.Rand, mean time.Duration) time.Duration {
 	x := -math.Log(1 - rng.Float64()) // in (0, +inf)
 	return time.Duration(min(x, 10) * float64(mean))
@@ -237,6 +258,9 @@ func (k *vuser) Do(ctx context.Context) (workload.Result, error) {
 		run = func(ctx context.Context) (int64, error) { return k.delivery(ctx, &in) }
 	default:
 		in := k.p.stockLevel(k.warehouse())
+		if !k.w.run.allWarehouses {
+			in.d = k.district
+		}
 		run = func(ctx context.Context) (int64, error) { return k.stockLevel(ctx, &in) }
 	}
 	st := &k.w.run.stats

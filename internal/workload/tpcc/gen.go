@@ -12,6 +12,7 @@ package tpcc
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -235,8 +236,18 @@ type whGen struct {
 	olCnt [DistrictsPerWH][OrdersPerDistrict]uint8
 }
 
-// warehouseTables is the load order of a warehouse's tables.
-var warehouseTables = []string{TWarehouse, TDistrict, TCustomer, THistory, TOrders, TNewOrder, TOrderLine, TStock}
+// warehouseParts split a warehouse's tables into parts of similar size that
+// load independently (each from its own generator), so that a few
+// warehouses still keep several loader threads busy. Within a part, tables
+// load in order: ORDER-LINE after ORDERS.
+var warehouseParts = [][]string{
+	{TWarehouse, TDistrict, TCustomer, THistory},
+	{TOrders, TNewOrder, TOrderLine},
+	{TStock},
+}
+
+// warehouseTables is every table of a warehouse, in load order.
+var warehouseTables = slices.Concat(warehouseParts...)
 
 func newWHGen(seed uint64, w int, c Constants, now time.Time, stats *loadStats) *whGen {
 	return &whGen{w: int64(w), r: rand.New(rand.NewPCG(seed, uint64(w))), c: c, now: now, stats: stats}

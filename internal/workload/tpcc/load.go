@@ -2,10 +2,11 @@ package tpcc
 
 // The loader: `ceiling prepare tpcc` creates the tables, loads ITEM once and
 // the warehouses in parallel (one connection per load thread, each taking
-// whole warehouses), through each engine's bulk path (target.BulkInserter:
+// the next job: ITEM, or one of the three parts of a warehouse, see
+// warehouseParts), through each engine's bulk path (target.BulkInserter:
 // COPY on PostgreSQL, multi-row INSERT on MySQL/MariaDB, prepared inserts in
-// one transaction per warehouse on SQLite), then creates the secondary
-// indexes and gathers planner statistics.
+// one transaction per job on SQLite), then creates the secondary indexes and
+// gathers planner statistics.
 //
 // The load state lives in tpcc_meta, a small ceiling-made table: "loading"
 // when the load starts, "complete" (with the warehouse count and the NURand
@@ -222,7 +223,7 @@ func (w *Workload) loadThreads(engine string) int {
 		// One writer at a time: more connections would only wait on the lock.
 		n = 1
 	}
-	return max(1, min(n, w.Warehouses+1))
+	return max(1, min(n, 1+w.Warehouses*len(warehouseParts)))
 }
 
 // LoadSummary is what a load measured.
@@ -338,20 +339,27 @@ func bulkPath(engine string) string {
 	case "mysql":
 		return "multi-row INSERT"
 	}
-	return "one transaction per warehouse"
+	return "prepared inserts, one transaction per part of a warehouse"
 }
 
-// loadData loads ITEM and every warehouse: job 0 is ITEM, job w is
-// warehouse w. Each thread has its own connection; the first error cancels
-// the others.
+// loadJob is one unit of loader work: ITEM (w == 0) or one part of
+// warehouse w (warehouseParts).
+type loadJob struct{ w, part int }
+
+// loadData loads ITEM and every warehouse, a job per part of a warehouse.
+// Each thread has its own connection; the first error cancels the others.
 func (w *Workload) loadData(ctx context.Context, t target.Target, threads int, consts Constants, now time.Time, stats *loadStats, whDone *atomic.Int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan int, w.Warehouses+1)
-	for j := 0; j <= w.Warehouses; j++ {
-		jobs <- j
+	jobs := make(chan loadJob, 1+w.Warehouses*len(warehouseParts))
+	jobs <- loadJob{}
+	for wh := 1; wh <= w.Warehouses; wh++ {
+		for p := range warehouseParts {
+			jobs <- loadJob{w: wh, part: p}
+		}
 	}
 	close(jobs)
+	partsDone := make([]atomic.Int32, w.Warehouses+1)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -365,6 +373,7 @@ func (w *Workload) loadData(ctx context.Context, t target.Target, threads int, c
 		mu.Unlock()
 		cancel()
 	}
+	engine := t.Dialect().Engine
 	for i := 0; i < threads; i++ {
 		wg.Add(1)
 		go func() {
@@ -377,18 +386,18 @@ func (w *Workload) loadData(ctx context.Context, t target.Target, threads int, c
 			defer conn.Close()
 			bi, ok := conn.(target.BulkInserter)
 			if !ok {
-				fail(fmt.Errorf("%s connections have no bulk insert path", t.Dialect().Engine))
+				fail(fmt.Errorf("%s connections have no bulk insert path", engine))
 				return
 			}
 			for j := range jobs {
 				if ctx.Err() != nil {
 					return
 				}
-				if err := loadJob(ctx, t.Dialect().Engine, conn, bi, j, consts, now, stats); err != nil {
+				if err := runLoadJob(ctx, engine, conn, bi, j, consts, now, stats); err != nil {
 					fail(err)
 					return
 				}
-				if j > 0 {
+				if j.w > 0 && int(partsDone[j.w].Add(1)) == len(warehouseParts) {
 					whDone.Add(1)
 				}
 			}
@@ -402,9 +411,9 @@ func (w *Workload) loadData(ctx context.Context, t target.Target, threads int, c
 // job loads.
 var afterTable func(table string)
 
-// loadJob loads ITEM (j == 0) or warehouse j. On SQLite a job is one
+// runLoadJob loads ITEM or one part of a warehouse. On SQLite a job is one
 // transaction; elsewhere each table's bulk insert commits on its own.
-func loadJob(ctx context.Context, engine string, conn target.Conn, bi target.BulkInserter, j int, consts Constants, now time.Time, stats *loadStats) (err error) {
+func runLoadJob(ctx context.Context, engine string, conn target.Conn, bi target.BulkInserter, j loadJob, consts Constants, now time.Time, stats *loadStats) (err error) {
 	if engine == "sqlite" {
 		if err := conn.Begin(ctx); err != nil {
 			return err
@@ -417,16 +426,16 @@ func loadJob(ctx context.Context, engine string, conn target.Conn, bi target.Bul
 			err = conn.Commit(ctx)
 		}()
 	}
-	if j == 0 {
+	if j.w == 0 {
 		if _, err := bi.BulkInsert(ctx, TItem, Columns(TItem), itemSource(loadSeed, stats)); err != nil {
 			return fmt.Errorf("load %s: %w", TItem, err)
 		}
 		return nil
 	}
-	g := newWHGen(loadSeed, j, consts, now, stats)
-	for _, table := range warehouseTables {
+	g := newWHGen(loadSeed+uint64(j.part), j.w, consts, now, stats)
+	for _, table := range warehouseParts[j.part] {
 		if _, err := bi.BulkInsert(ctx, table, Columns(table), g.source(table)); err != nil {
-			return fmt.Errorf("load %s of warehouse %d: %w", table, j, err)
+			return fmt.Errorf("load %s of warehouse %d: %w", table, j.w, err)
 		}
 		if afterTable != nil {
 			afterTable(table)

@@ -4,7 +4,7 @@ package tpcc
 // inputs (drawn by picker, so that a retried transaction runs again with
 // the same inputs), and their SQL per engine.
 //
-// Locking follows the specification and HammerDB: rows a transaction will
+// Locking, as the usual kits do it: rows a transaction will
 // update are read with SELECT … FOR UPDATE on PostgreSQL and MySQL
 // (district in New-Order, stock rows, the customer in Payment, the oldest
 // new order in Delivery). SQLite has no row locks: every read-write
