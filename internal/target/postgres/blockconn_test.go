@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -35,8 +36,20 @@ func listenEcho(t *testing.T, echo bool) string {
 	return ln.Addr().String()
 }
 
+// dials are the blocking connection flavours under test.
+var dials = []struct {
+	name string
+	dial func(context.Context, string, string) (net.Conn, error)
+}{{"poll", dialBlocking}, {"raw", dialRaw}}
+
 func TestBlockingConnRoundTrip(t *testing.T) {
-	c, err := dialBlocking(context.Background(), "tcp", listenEcho(t, true))
+	for _, d := range dials {
+		t.Run(d.name, func(t *testing.T) { testRoundTrip(t, d.dial) })
+	}
+}
+
+func testRoundTrip(t *testing.T, dial func(context.Context, string, string) (net.Conn, error)) {
+	c, err := dial(context.Background(), "tcp", listenEcho(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +71,13 @@ func TestBlockingConnRoundTrip(t *testing.T) {
 // deadline on the connection while a read is blocked; the read must return
 // a timeout error instead of waiting for the server.
 func TestBlockingConnDeadlineInterruptsRead(t *testing.T) {
-	c, err := dialBlocking(context.Background(), "tcp", listenEcho(t, false))
+	for _, d := range dials {
+		t.Run(d.name, func(t *testing.T) { testDeadline(t, d.dial) })
+	}
+}
+
+func testDeadline(t *testing.T, dial func(context.Context, string, string) (net.Conn, error)) {
+	c, err := dial(context.Background(), "tcp", listenEcho(t, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +103,12 @@ func TestBlockingConnDeadlineInterruptsRead(t *testing.T) {
 }
 
 func TestBlockingConnPeerClose(t *testing.T) {
+	for _, d := range dials {
+		t.Run(d.name, func(t *testing.T) { testPeerClose(t, d.dial) })
+	}
+}
+
+func testPeerClose(t *testing.T, dial func(context.Context, string, string) (net.Conn, error)) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,12 +120,61 @@ func TestBlockingConnPeerClose(t *testing.T) {
 			c.Close()
 		}
 	}()
-	c, err := dialBlocking(context.Background(), "tcp", ln.Addr().String())
+	c, err := dial(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	if _, err := c.Read(make([]byte, 10)); !errors.Is(err, io.EOF) {
 		t.Fatalf("read after the peer closed: %v, want io.EOF", err)
+	}
+}
+
+// TestRawConnAllowsStopTheWorld: a raw read blocked in the kernel holds its
+// P; a garbage collection (which stops the world) must still complete while
+// the read waits, and the read must then still return the data.
+func TestRawConnAllowsStopTheWorld(t *testing.T) {
+	c, err := dialRaw(context.Background(), "tcp", listenEcho(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if bc, ok := c.(*blockingConn); !ok || !bc.raw {
+		t.Fatalf("dialRaw over TCP returned %T, want a raw *blockingConn", c)
+	}
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4)
+		_, err := io.ReadFull(c, buf)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(buf)
+	}()
+	time.Sleep(20 * time.Millisecond) // let the read block
+	gcDone := make(chan struct{})
+	go func() { runtime.GC(); close(gcDone) }()
+	select {
+	case <-gcDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a garbage collection did not complete while a raw read was blocked")
+	}
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "ping" {
+			t.Fatalf("read %q, want ping", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the raw read did not return the echoed data")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
 	}
 }
