@@ -50,7 +50,9 @@ const defaultBatchStep = 10 * time.Second
 func parseBatches(spec string) ([]int, error) {
 	vals, err := parseRates(spec)
 	if err != nil {
-		return nil, err
+		// The parser speaks of rates; here the numbers are rows.
+		msg := strings.NewReplacer("rate ", "batch size ", " requests/s", " rows").Replace(err.Error())
+		return nil, errors.New(msg)
 	}
 	geometric := strings.Contains(strings.ToLower(spec), "x")
 	var out []int

@@ -243,6 +243,9 @@ func (e *env) prepareWorkload(ctx context.Context, t target.Target, name string,
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted while preparing %s", name)
 		}
+		if verb != "preparing" {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 		return fmt.Errorf("prepare %s: %w", name, err)
 	}
 	fmt.Fprintf(e.stdout, "ready in %.1fs\n", time.Since(start).Seconds())
