@@ -203,22 +203,7 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d batch sizes: %s", len(results), len(batches), oneLine(stopErr.Error())))
 	}
-	path, err := report.Write(f.out, doc)
-	report.PrintSummary(e.stdout, doc)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "\nresult: %s\n", path)
-	if cerr != nil {
-		return fmt.Errorf("restore settings: %w", cerr)
-	}
-	if stopErr != nil {
-		return fmt.Errorf("%w (partial result written to %s)", stopErr, path)
-	}
-	if doc.Partial {
-		return errors.New("run interrupted; partial result written to " + path)
-	}
-	return nil
+	return e.finish(f.out, doc, cerr, stopErr)
 }
 
 // postLoad is what happened after the measured run of a bulk load: the

@@ -396,14 +396,21 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d runs: %s", len(results), f.repeat, oneLine(stopErr.Error())))
 	}
-	path, err := report.Write(f.out, doc)
+	return e.finish(f.out, doc, cerr, stopErr)
+}
+
+// finish writes the result document, prints the summary and turns what
+// went wrong (restoring settings, a stop part-way, an interruption) into
+// the command's error, naming the partial result.
+func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) error {
+	path, err := report.Write(out, doc)
 	report.PrintSummary(e.stdout, doc)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\nresult: %s\n", path)
-	if cerr != nil {
-		return fmt.Errorf("restore settings: %w", cerr)
+	if closeErr != nil {
+		return fmt.Errorf("restore settings: %w", closeErr)
 	}
 	if stopErr != nil {
 		return fmt.Errorf("%w (partial result written to %s)", stopErr, path)

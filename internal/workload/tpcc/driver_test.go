@@ -217,31 +217,9 @@ func runDBTotals(t *testing.T, ctx context.Context, tg target.Target) dbTotals {
 	t.Helper()
 	d := tg.Dialect()
 	var c dbTotals
-	c.orders = runQueryInt(t, ctx, tg, "SELECT COUNT(*) FROM "+d.Table(TOrders))
-	c.nextOIDs = runQueryInt(t, ctx, tg, "SELECT SUM(d_next_o_id) FROM "+d.Table(TDistrict))
+	c.orders = ltCount(t, ctx, tg, "SELECT COUNT(*) FROM "+d.Table(TOrders))
+	c.nextOIDs = ltCount(t, ctx, tg, "SELECT SUM(d_next_o_id) FROM "+d.Table(TDistrict))
 	return c
-}
-
-func runQueryInt(t *testing.T, ctx context.Context, tg target.Target, sql string) int64 {
-	t.Helper()
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	rows, err := conn.Query(ctx, sql)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	defer rows.Close()
-	var n int64
-	if !rows.Next() {
-		t.Fatalf("%s: no row (%v)", sql, rows.Err())
-	}
-	if err := rows.Scan(&n); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return n
 }
 
 func TestWorkerStreams(t *testing.T) {
