@@ -515,9 +515,33 @@ func CPURule(f Figures) Candidate {
 	if f.ServerCPUCores != nil && f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%.0f µs of server CPU per request", 1e6**f.ServerCPUCores / *f.RequestsPerSec))
 	}
+	if server, client, other, ok := hostSplit(f); ok && other >= MinOtherCPU {
+		// Much of the busy CPU is neither the server's nor ceiling's:
+		// the database shares its host with other work.
+		c.Evidence = append(c.Evidence, fmt.Sprintf("of the host's %.0f%% busy, the server's processes use %.0f%%, ceiling %.0f%% and other processes %.0f%%",
+			100**f.HostBusy, 100*server, 100*client, 100*other))
+		c.Score = math.Min(c.Score, 1-other)
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("stopping the other work on this host, %.0f%% of its cores (at best)", 100*other), 1/(1-other), f))
+	}
 	// Throughput proportional to the cores, at best.
 	c.Suggestions = append(c.Suggestions, suggest("twice the cores (at best proportional)", 2, f))
 	return c
+}
+
+// MinOtherCPU is the share of the host's cores used by processes other
+// than the server's and ceiling's above which the CPU verdict says so.
+const MinOtherCPU = 0.25
+
+// hostSplit splits the host's busy CPU (fractions of all its cores) into
+// the server's processes, ceiling's and the rest, where all three were
+// measured on the same host (a local server).
+func hostSplit(f Figures) (server, client, other float64, ok bool) {
+	if f.InProcess || f.ServerCPUCores == nil || f.Cores == nil || *f.Cores <= 0 || f.HostBusy == nil || f.ClientCPUPct == nil {
+		return 0, 0, 0, false
+	}
+	server = *f.ServerCPUCores / *f.Cores
+	client = *f.ClientCPUPct / 100
+	return server, client, max(*f.HostBusy-server-client, 0), true
 }
 
 // ContentionRule: sessions mostly wait for locks (or SQLite's busy lock).

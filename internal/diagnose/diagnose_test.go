@@ -168,6 +168,7 @@ func TestMemoryCPUContentionRules(t *testing.T) {
 		{"cpu: not measured", CPURule, Figures{}, false, 0},
 		{"cpu: in-process, host busy with other work", CPURule, Figures{InProcess: true, ClientCPUPct: p(10), HostBusy: p(0.95), Threads: 1, Cores: p(2), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, false, 0},
 		{"cpu: in-process, one core busy", CPURule, Figures{InProcess: true, ClientCPUPct: p(48), HostBusy: p(0.95), Threads: 1, Cores: p(2), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, true, 0.9},
+		{"cpu: host busy with other work", CPURule, Figures{ServerCPUCores: p(0.6), Cores: p(2), HostBusy: p(0.95), ClientCPUPct: p(10)}, true, 0.45},
 		{"cpu: one session per core", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.52), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, true, 0.9},
 		{"cpu: one session, host idle", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.3), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, false, 0},
 		{"cpu: one session mostly on IO", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.52), WaitMs: map[string]float64{WaitCPU: 30, WaitLog: 70}}, false, 0},
@@ -271,5 +272,22 @@ func TestCommitFlushEstimated(t *testing.T) {
 	f.SyncMs = &sync
 	if v := Diagnose(f); v.Bottleneck != None {
 		t.Fatalf("with server sync timing of 0.02 ms: %s, want none (probe ignored)", v.Bottleneck)
+	}
+}
+
+// TestCPUOtherWork: a host kept busy by other processes is named as such.
+func TestCPUOtherWork(t *testing.T) {
+	c := CPURule(Figures{ServerCPUCores: p(0.6), Cores: p(2), HostBusy: p(0.95), ClientCPUPct: p(10), RequestsPerSec: p(1000)})
+	ev := strings.Join(c.Evidence, "|")
+	if !strings.Contains(ev, "server's processes use 30%, ceiling 10% and other processes 55%") {
+		t.Errorf("evidence %q", ev)
+	}
+	if len(c.Suggestions) == 0 || !strings.Contains(c.Suggestions[0].Action, "stopping the other work") || *c.Suggestions[0].PredictedGain != 2.22 {
+		t.Errorf("suggestions %+v", c.Suggestions)
+	}
+	// The server's own load: no such line.
+	c = CPURule(Figures{ServerCPUCores: p(1.7), Cores: p(2), HostBusy: p(0.95), ClientCPUPct: p(5)})
+	if strings.Contains(strings.Join(c.Evidence, "|"), "other processes") {
+		t.Errorf("server-bound run blamed on other work: %q", c.Evidence)
 	}
 }
