@@ -50,7 +50,6 @@ func (w *InsDel) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 		w:    w,
 		conn: conn,
 		rng:  w.WorkerRand(id),
-		args: make([]any, 0, rowdata.NumColumns),
 	}
 	for i, name := range w.Tables() {
 		k.tabs = append(k.tabs, tab{
@@ -73,8 +72,7 @@ type worker struct {
 	w    *InsDel
 	conn target.Conn
 	rng  *rand.Rand
-	row  rowdata.Row
-	args []any
+	wr   rowdata.Writer
 	tabs []tab
 }
 
@@ -89,24 +87,11 @@ func (k *worker) Do(ctx context.Context) (workload.Result, error) {
 }
 
 func (k *worker) insert(ctx context.Context, tb *tab) (workload.Result, error) {
-	id := tb.live.NextID()
-	rowdata.Fill(&k.row, k.rng, id)
-	k.args = k.row.Args(k.args[:0])
-	n, err := k.conn.Exec(ctx, tb.insertSQL, k.args...)
-	if err != nil {
-		return workload.Result{Op: OpInsert}, err
-	}
-	size := k.row.Bytes()
-	tb.live.Add(id, size)
-	return workload.Result{Op: OpInsert, Rows: n, Bytes: n * size}, nil
+	n, b, err := k.wr.Insert(ctx, k.conn, k.rng, tb.live, tb.insertSQL)
+	return workload.Result{Op: OpInsert, Rows: n, Bytes: b}, err
 }
 
 func (k *worker) delete(ctx context.Context, tb *tab, id, size int64) (workload.Result, error) {
-	n, err := k.conn.Exec(ctx, tb.deleteSQL, id)
-	if err != nil {
-		// The row may still be there: keep it eligible for a later delete.
-		tb.live.Add(id, size)
-		return workload.Result{Op: OpDelete}, err
-	}
-	return workload.Result{Op: OpDelete, Rows: n, Bytes: n * size}, nil
+	n, b, err := rowdata.Delete(ctx, k.conn, tb.live, tb.deleteSQL, id, size)
+	return workload.Result{Op: OpDelete, Rows: n, Bytes: b}, err
 }

@@ -1,0 +1,44 @@
+package rowdata
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Writer inserts and deletes single rows of a row table for one worker,
+// keeping the table's live set current. Its row and argument slice are
+// reused from request to request.
+type Writer struct {
+	row  Row
+	args []any
+}
+
+// Insert inserts a fresh row with the table's next id through insertSQL
+// (InsertSQL) and adds it to live. It returns the rows inserted and their
+// data bytes.
+func (w *Writer) Insert(ctx context.Context, conn target.Conn, rng *rand.Rand, live *LiveSet, insertSQL string) (rows, bytes int64, err error) {
+	id := live.NextID()
+	Fill(&w.row, rng, id)
+	w.args = w.row.Args(w.args[:0])
+	n, err := conn.Exec(ctx, insertSQL, w.args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	size := w.row.Bytes()
+	live.Add(id, size)
+	return n, n * size, nil
+}
+
+// Delete deletes row id (of size bytes, taken from live by the caller)
+// through deleteSQL. On error the row may still be there, so it goes back
+// into live, eligible for a later delete.
+func Delete(ctx context.Context, conn target.Conn, live *LiveSet, deleteSQL string, id, size int64) (rows, bytes int64, err error) {
+	n, err := conn.Exec(ctx, deleteSQL, id)
+	if err != nil {
+		live.Add(id, size)
+		return 0, 0, err
+	}
+	return n, n * size, nil
+}
