@@ -62,6 +62,8 @@ const (
 	MinBusyWaitsPerReq  = 0.2  // contention (SQLite): busy waits per request
 	MinClientCPU        = 85.0 // client: % of the client's cores
 	MaxSchedLagP99Ms    = 10.0 // client (open loop): ceiling's own scheduling lag p99
+	MinClientWaitShare  = 0.4  // client (closed loop): sessions waiting for ceiling's next request …
+	MinClientCoresPerW  = 0.4  // … while ceiling burns at least this many cores per worker
 	BatchRows           = 10   // rows per commit the batching suggestion assumes
 	maxGain             = 50.0 // predicted gains are capped here
 )
@@ -114,6 +116,7 @@ type Figures struct {
 	DeviceLatencyMs *float64 // the device's own latency (e.g. the lowest per-interval average)
 
 	ClientCPUPct *float64 // load generator, % of its cores
+	ClientCores  int      // the load generator's cores (0: unknown)
 	// InProcess is true for an embedded engine (SQLite): it runs inside
 	// ceiling's process, so ClientCPUPct is the engine's CPU too, and the
 	// host's other CPU use is not the database's.
@@ -585,6 +588,24 @@ func ClientRule(f Figures) Candidate {
 	if f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU {
 		c.Matched, c.Score = true, math.Min(*f.ClientCPUPct/100, 1)
 		c.Evidence = append(c.Evidence, fmt.Sprintf("load generator CPU %.0f%% of its cores ≥ %.0f%%", *f.ClientCPUPct, MinClientCPU))
+	}
+	if sh := shares(f.WaitMs); !f.OpenLoop && !f.InProcess && sh != nil && sh[WaitClient] >= MinClientWaitShare &&
+		f.ClientCPUPct != nil && f.ClientCores > 0 && f.Threads > 0 {
+		// The server's sessions sit idle waiting for the next request
+		// while ceiling's workers are busy computing (not just waiting
+		// on the network): making requests costs as much as serving them.
+		perWorker := *f.ClientCPUPct / 100 * float64(f.ClientCores) / float64(f.Threads)
+		if perWorker >= MinClientCoresPerW {
+			c.Matched, c.Score = true, math.Max(c.Score, sh[WaitClient])
+			c.Evidence = append(c.Evidence, fmt.Sprintf("the sessions wait for ceiling's next request %.0f%% of their time while ceiling uses %.2f cores per worker (≥ %.0f%%, ≥ %.1f)",
+				100*sh[WaitClient], perWorker, 100*MinClientWaitShare, MinClientCoresPerW))
+			if float64(f.Threads) < float64(f.ClientCores) {
+				// Twice the workers at best double the rate, and no more
+				// than the sessions' idle time allows.
+				c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%d threads (-c), so requests are made while others are served (at best)", 2*f.Threads),
+					math.Min(2, 1/(1-sh[WaitClient])), f))
+			}
+		}
 	}
 	if f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms {
 		c.Matched, c.Score = true, math.Max(c.Score, 0.9)

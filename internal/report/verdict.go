@@ -164,6 +164,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float6
 // fillServer adds the server-side figures: costs, files and counters over
 // secs seconds. Figures the server did not give stay nil.
 func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files []File, costs Costs, clientCores int) {
+	f.ClientCores = clientCores
 	f.CommitsPerReq = costs.CommitsPerOp
 	f.SyncsPerReq = costs.LogSyncsPerOp
 	if f.SyncsPerReq == nil && costs.DataSyncsPerOp != nil {
