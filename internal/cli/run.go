@@ -34,8 +34,9 @@ type runFlags struct {
 	out         string
 	repeat      int
 	open        openFlags
-	probeDir    string // --probe-dir: where the flush probe writes ("" = default)
-	noProbe     bool   // --no-probe
+	probeDir    string        // --probe-dir: where the flush probe writes ("" = default)
+	noProbe     bool          // --no-probe
+	isolate     time.Duration // --isolate: each operation type alone after the mix (Isolator workloads)
 
 	// Open loop (LT): one rate, or a ramp of steps.
 	rate       float64
@@ -182,9 +183,20 @@ server's log device for a better estimate; --no-probe skips it.`,
 	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+"); put it on the server's log device")
 	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the fsync probe of a local server's host")
 	w.Flags(fs)
+	if _, ok := w.(workload.Isolator); ok {
+		f.isolate = defaultIsolate
+		fs.Var(durationValue{&f.isolate}, "isolate", "after the measured mix, run each operation type alone for this long (closed loop, same threads, after a 1s warm-up) and report its own costs, verdict and share of the mix; 0 skips it")
+	}
 	f.open.bind(fs)
 	return cmd
 }
+
+// defaultIsolate is how long each operation type of a mixed workload runs
+// alone after the mix by default.
+const defaultIsolate = 5 * time.Second
+
+// isolateWarmup is the warm-up before each operation runs alone.
+const isolateWarmup = time.Second
 
 // config checks the flags and builds the runner configuration. Every
 // problem found is reported, in one line.
@@ -247,6 +259,9 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	}
 	if f.interval <= 0 {
 		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
+	}
+	if f.isolate < 0 {
+		errs = append(errs, fmt.Errorf("--isolate must be zero or more, got %v", f.isolate))
 	}
 	if f.reportEvery <= 0 {
 		errs = append(errs, fmt.Errorf("--report-every must be positive, got %v", f.reportEvery))
@@ -376,6 +391,13 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 			}
 		}
 	}
+	var (
+		iso    []report.Isolated
+		isoErr error
+	)
+	if f.isolate > 0 && !results[len(results)-1].Partial && stopErr == nil && ctx.Err() == nil {
+		iso, isoErr = e.runIsolated(ctx, t, w, f, params)
+	}
 	post := e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
 	// Prepare may have learnt parameters (seqsel's --cold outcome).
 	params.WParams = w.Params()
@@ -392,6 +414,17 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		return err
 	}
 	post.apply(doc)
+	if len(iso) > 0 {
+		doc.Isolated = iso
+		report.SetIsolatedShares(doc)
+		if iso[len(iso)-1].Partial {
+			doc.Partial = true
+			doc.Notes = append(doc.Notes, fmt.Sprintf("interrupted while running %s alone, after the measured mix", iso[len(iso)-1].Op))
+		}
+	}
+	if isoErr != nil {
+		doc.Notes = append(doc.Notes, "running each operation alone stopped: "+oneLine(isoErr.Error()))
+	}
 	if stopErr != nil {
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d runs: %s", len(results), f.repeat, oneLine(stopErr.Error())))
@@ -448,9 +481,13 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 		}
 		plan += ", closed loop"
 	}
+
 	fmt.Fprintf(e.stdout, "running %s: %s, durability %s", name, plan, info.Durability.Mode)
 	if d := info.Durability; d.Setting != "" {
 		fmt.Fprintf(e.stdout, " (%s %s -> %s)", d.Setting, d.Before, d.During)
+	}
+	if _, ok := w.(workload.Isolator); ok && f.isolate > 0 {
+		fmt.Fprintf(e.stdout, "; then each operation alone for %v (--isolate)", f.isolate)
 	}
 	fmt.Fprintln(e.stdout)
 
@@ -500,3 +537,61 @@ func (e *env) probeHost(ctx context.Context, t target.Target, dir string) *repor
 }
 
 func round3(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// runIsolated runs each operation type of w alone for --isolate (closed
+// loop, the run's threads, after a short warm-up) and summarises each run.
+// It stops at the first interruption, returning what was run (the last
+// entry then partial), or at the first error.
+func (e *env) runIsolated(ctx context.Context, t target.Target, w workload.Workload, f *runFlags, params report.Params) ([]report.Isolated, error) {
+	is, ok := w.(workload.Isolator)
+	if !ok {
+		return nil, nil
+	}
+	defer is.Isolate(-1)
+	cfg := runner.Config{Threads: f.threads, Interval: f.interval, Duration: f.isolate, Warmup: isolateWarmup}
+	ops := w.Ops()
+	fmt.Fprintf(e.stdout, "\nrunning each operation alone: %d threads, %v each after %v warm-up\n", f.threads, f.isolate, isolateWarmup)
+	var out []report.Isolated
+	for op, name := range ops {
+		budget, why, err := is.IsolationBudget(ctx, t, op, f.threads)
+		if err != nil {
+			return out, fmt.Errorf("%s alone: %w", name, err)
+		}
+		if budget < 0 {
+			out = append(out, report.Isolated{Op: name, Threads: f.threads, Note: "not run: " + why})
+			fmt.Fprintf(e.stdout, "  %-14s not run: %s\n", name, why)
+			continue
+		}
+		c := cfg
+		if budget > 0 {
+			// A bounded operation: no warm-up (it would spend the budget).
+			c.Ops, c.Warmup = budget, 0
+		}
+		is.Isolate(op)
+		res, err := runner.Run(ctx, c, t, w)
+		if err != nil {
+			return out, fmt.Errorf("%s alone: %w", name, err)
+		}
+		p := params
+		p.Load = c
+		one, err := report.IsolatedOf(p, name, res)
+		if err != nil {
+			return out, fmt.Errorf("%s alone: %w", name, err)
+		}
+		one.Note = why
+		out = append(out, one)
+		b := "n/a"
+		if one.Verdict != nil {
+			b = one.Verdict.Bottleneck
+		}
+		mean := "n/a"
+		if one.LatencyMs != nil {
+			mean = fmt.Sprintf("%.3f ms", one.LatencyMs.Mean)
+		}
+		fmt.Fprintf(e.stdout, "  %-14s %10.1f req/s, mean %s, %d errors, bottleneck alone: %s\n", name, one.RequestsPerSec, mean, one.Errors, b)
+		if res.Partial {
+			break
+		}
+	}
+	return out, nil
+}

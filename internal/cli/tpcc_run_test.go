@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,8 +29,8 @@ func TestRunTPCC(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"closed", []string{"-c", "2", "--ops", "300"}},
-		{"open", []string{"-c", "2", "-R", "200", "--ops", "200"}},
+		{"closed", []string{"-c", "2", "--ops", "300", "--isolate", "1s"}},
+		{"open", []string{"-c", "2", "-R", "200", "--ops", "200", "--isolate", "0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, tc.name)
@@ -53,6 +54,17 @@ func TestRunTPCC(t *testing.T) {
 				Workload struct {
 					Params map[string]any `json:"params"`
 				} `json:"workload"`
+				Isolated []struct {
+					Op       string             `json:"op"`
+					Requests int64              `json:"requests"`
+					Figures  map[string]float64 `json:"figures"`
+					Note     string             `json:"note"`
+					Verdict  *struct {
+						Bottleneck string `json:"bottleneck"`
+					} `json:"verdict"`
+					MixPct   *float64           `json:"mix_pct"`
+					SharePct map[string]float64 `json:"share_pct"`
+				} `json:"isolated"`
 			}
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
@@ -69,6 +81,45 @@ func TestRunTPCC(t *testing.T) {
 			if doc.Workload.Params["warehouses"] != 1.0 {
 				t.Errorf("params %v: want warehouses 1", doc.Workload.Params)
 			}
+			if tc.name == "open" {
+				if len(doc.Isolated) != 0 || strings.Contains(stdout, "alone") {
+					t.Errorf("--isolate 0 ran operations alone: %d", len(doc.Isolated))
+				}
+				return
+			}
+			// --isolate 1s: each transaction alone, with its own verdict
+			// and its share of the mix.
+			ops := []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
+			if len(doc.Isolated) != len(ops) {
+				t.Fatalf("%d operations run alone, want %d:\n%s", len(doc.Isolated), len(ops), stdout)
+			}
+			var timeShare float64
+			for i, o := range doc.Isolated {
+				if o.Op != ops[i] || o.Requests <= 0 || o.Verdict == nil || o.MixPct == nil {
+					t.Errorf("alone #%d: %+v, want %s with requests, a verdict and its mix share", i, o, ops[i])
+				}
+				timeShare += o.SharePct["time"]
+				if _, ok := o.SharePct["log_bytes"]; !ok {
+					t.Errorf("%s alone: no share of the log bytes (%v)", o.Op, o.SharePct)
+				}
+			}
+			if math.Abs(timeShare-100) > 0.5 {
+				t.Errorf("time shares sum to %.2f%%, want 100", timeShare)
+			}
+			// Only New-Order commits new orders; Delivery is bounded by the
+			// undelivered orders and finds none missing.
+			if doc.Isolated[0].Figures["new_orders"] <= 0 || doc.Isolated[2].Figures["new_orders"] != 0 {
+				t.Errorf("new orders alone: new_order %v, order_status %v; want >0 and 0",
+					doc.Isolated[0].Figures["new_orders"], doc.Isolated[2].Figures["new_orders"])
+			}
+			if d := doc.Isolated[3]; !strings.Contains(d.Note, "undelivered") || d.Figures["delivery_empty_districts"] != 0 {
+				t.Errorf("delivery alone: note %q, empty districts %v", d.Note, d.Figures["delivery_empty_districts"])
+			}
+			for _, want := range []string{"each operation alone", "share of the mix", "delivery alone: bounded by the undelivered orders"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("console lacks %q:\n%s", want, stdout)
+				}
+			}
 		})
 	}
 	code, out, errs := runCLI(t, ctx, "check", "tpcc", "--db", db)
@@ -77,5 +128,8 @@ func TestRunTPCC(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, ctx, "run", "tpcc", "--db", db, "-R", "10", "--keying-thinking"); code != ExitUsage || !strings.Contains(errs, "--keying-thinking") {
 		t.Fatalf("--keying-thinking with -R: exit %d %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, ctx, "run", "tpcc", "--db", db, "--isolate", "-1s"); code != ExitUsage || !strings.Contains(errs, "--isolate must be zero or more") {
+		t.Fatalf("--isolate -1s: exit %d %q", code, errs)
 	}
 }

@@ -101,6 +101,9 @@ func resultSections(r *report.Result, prefix string) ([]Section, error) {
 		}
 		secs = append(secs, Section{ID: id("steps"), Title: title, Sub: sub, Blocks: st})
 	}
+	if len(r.Isolated) > 0 {
+		secs = append(secs, Section{ID: id("alone"), Title: "Each operation alone", Sub: sub, Blocks: isolatedBlocks(r)})
+	}
 	if len(r.Runs) > 1 {
 		rp, err := repeatBlocks(r)
 		if err != nil {

@@ -26,6 +26,7 @@ const (
 	fxPG      = "testdata/pg.json"          // PostgreSQL, 4 threads: wait categories and server CPU
 	fxBatches = "testdata/batches.json"     // bulk-load --batches 10:1000:x10 --step 2s --no-index
 	fxRampRep = "testdata/ramp-repeat.json" // --rates 500:2000:x2 --step 2s --repeat 2
+	fxTPCC    = "testdata/tpcc-pg.json"     // tpcc on PostgreSQL with --isolate 2s
 )
 
 func load(t *testing.T, paths ...string) []Input {
@@ -425,5 +426,34 @@ func TestStackKeepsGaps(t *testing.T) {
 	got := stack([]Series{{Name: "a", Y: []float64{1, nan, 2}}, {Name: "b", Y: []float64{1, nan, 3}}})
 	if got[1].Y[0] != 2 || got[1].Y[2] != 5 || !math.IsNaN(got[0].Y[1]) || !math.IsNaN(got[1].Y[1]) {
 		t.Errorf("stack: %v %v, want [1 NaN 2] [2 NaN 5]", got[0].Y, got[1].Y)
+	}
+}
+
+// TestIsolatedSection checks the section on the operations run alone
+// (run --isolate): one row per transaction with its bottleneck, the share
+// table, the comparison with the mix and each verdict; reports without
+// isolated operations have no such section.
+func TestIsolatedSection(t *testing.T) {
+	ins := load(t, fxTPCC)
+	r := ins[0].Result
+	if len(r.Isolated) != 5 {
+		t.Fatalf("fixture has %d operations alone, want 5", len(r.Isolated))
+	}
+	html := renderHTML(t, ins)
+	for _, want := range []string{
+		`<h2>Each operation alone</h2>`, "Each operation alone (costs per request)", "bottleneck alone",
+		"Share of the mix, %", "weighted by the mix", "delivery alone: contention", "bounded by the undelivered orders",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("tpcc report lacks %q", want)
+		}
+	}
+	for _, o := range r.Isolated {
+		if !strings.Contains(html, "<td>"+o.Op+"</td>") && !strings.Contains(html, ">"+o.Op+"</td>") {
+			t.Errorf("no row for %s", o.Op)
+		}
+	}
+	if plain := renderHTML(t, load(t, fxPG)); strings.Contains(plain, "Each operation alone") {
+		t.Error("a report without operations alone has the section")
 	}
 }

@@ -218,9 +218,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	}
 
 	c := r.Costs
-	fmt.Fprintf(w, "\nper-request server cost: log %s bytes, %s log syncs, %s log writes, %s data reads, %s data writes, %s data-file syncs, %s commits\n",
+	fmt.Fprintf(w, "\nper-request server cost: log %s bytes, %s log syncs, %s log writes, %s data reads, %s data writes, %s data-file syncs, %s commits, %s µs server CPU\n",
 		opt(c.LogBytesPerOp, "%.0f"), opt(c.LogSyncsPerOp, "%.3f"), opt(c.LogWritesPerOp, "%.3f"), opt(c.DataReadsPerOp, "%.3f"),
-		opt(c.DataWritesPerOp, "%.3f"), opt(c.DataSyncsPerOp, "%.3f"), opt(c.CommitsPerOp, "%.3f"))
+		opt(c.DataWritesPerOp, "%.3f"), opt(c.DataSyncsPerOp, "%.3f"), opt(c.CommitsPerOp, "%.3f"), opt(c.CPUusPerOp, "%.0f"))
 	if r.Evidence != nil && r.Evidence.Error != "" {
 		fmt.Fprintf(w, "server evidence incomplete: %s\n", oneLine(r.Evidence.Error))
 	}
@@ -236,6 +236,7 @@ func PrintSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	PrintVerdict(w, r.Verdict)
+	printIsolated(w, r)
 }
 
 // OpenLoopPlan describes an open-loop load model in one line, e.g.

@@ -59,6 +59,9 @@ type Result struct {
 	// Figures are workload-specific headline figures measured from the
 	// database (tpcc: "nopm", "tpm", ...); absent when the workload has none.
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Isolated is each operation type of a mixed workload run alone after
+	// the measured mix (run --isolate); absent otherwise.
+	Isolated []Isolated `json:"isolated,omitempty"`
 }
 
 // Tool identifies the ceiling build.
@@ -156,7 +159,9 @@ type Costs struct {
 	DataWritesPerOp *float64 `json:"data_writes_per_op"`
 	DataSyncsPerOp  *float64 `json:"data_syncs_per_op"`
 	CommitsPerOp    *float64 `json:"commits_per_op"`
-	CPUusPerOp      *float64 `json:"cpu_us_per_op"`
+	// CPUusPerOp is the database server's CPU time per request, µs
+	// (local server only: its processes' CPU from /proc).
+	CPUusPerOp *float64 `json:"cpu_us_per_op"`
 }
 
 // File is per-file IO over the measured phase, with derived rates.
@@ -426,7 +431,16 @@ func costsOf(c map[string]float64, requests int64) Costs {
 		LogBytesPerOp: per(target.CtrLogBytes), LogSyncsPerOp: per(target.CtrLogSyncs), LogWritesPerOp: per(target.CtrLogWrites),
 		DataReadsPerOp: per(target.CtrDataReads), DataWritesPerOp: per(target.CtrDataWrites),
 		DataSyncsPerOp: per(target.CtrDataSyncs), CommitsPerOp: per(target.CtrCommits),
+		CPUusPerOp: scaled(per(target.CtrServerCPUSec), 1e6),
 	}
+}
+
+// scaled returns v×k, or nil when v is nil.
+func scaled(v *float64, k float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	return f64(*v * k)
 }
 
 func fileOf(f target.FileStat, secs float64, requests int64) File {

@@ -42,3 +42,22 @@ type Span struct {
 type Pauser interface {
 	Pause(ctx context.Context) error
 }
+
+// Isolator is implemented by workloads whose requests mix several
+// operation types (TPC-C's five transactions). After the measured run,
+// `ceiling run` runs each type alone for a short while to measure what it
+// costs the server by itself and what bounds it (run --isolate). Isolate
+// makes the workers created from then on run only operation op (an index
+// into Ops) as fast as they can, without pauses (Pauser); Isolate(-1)
+// restores the configured mix. It is called between runs, never while
+// workers run.
+type Isolator interface {
+	Isolate(op int)
+	// IsolationBudget is how many requests of op alone the dataset can
+	// serve while they stay representative (TPC-C's Delivery consumes the
+	// undelivered orders; once they are gone, it finds nothing to do), or
+	// 0 when there is no such bound, for a run with the given number of
+	// workers. A budget below zero means op cannot run alone now; the
+	// string says why (or how the budget was set).
+	IsolationBudget(ctx context.Context, t target.Target, op, threads int) (int64, string, error)
+}

@@ -26,6 +26,7 @@ type runConfig struct {
 	allWarehouses  bool   // --all-warehouses: a random warehouse per transaction
 	keyingThinking bool   // --keying-thinking: the specification's keying and think times
 	seed           uint64 // the run's random choices (flag --seed unless the loader owns it)
+	solo           int    // 1 + the only operation workers made now run (Isolate); 0 = the mix
 
 	once    sync.Once
 	consts  Constants // NURand C constants of the run (RunConstants), fixed once per run
@@ -140,6 +141,7 @@ func (w *Workload) NewWorker(ctx context.Context, t target.Target, conn target.C
 		district: id/w.Warehouses%DistrictsPerWH + 1,
 		next:     -1,
 		prev:     -1,
+		solo:     w.run.solo,
 	}
 	k.p = picker{rng: k.rng, c: w.run.consts}
 	return k, nil
@@ -171,6 +173,7 @@ type vuser struct {
 	home     int // home warehouse
 	district int // Stock-Level's district in the home warehouse
 	next     int // operation chosen by Pause, or -1
+	solo     int // 1 + the only operation this worker runs (Isolate); 0 = the mix
 	prev     int // previous operation (for its think time), or -1
 	// timer for keying and thinking (reused)
 	timer *time.Timer
@@ -178,8 +181,88 @@ type vuser struct {
 
 var _ workload.Pauser = (*vuser)(nil)
 
-// pick draws an operation from Mix.
+// Isolate implements workload.Isolator.
+func (w *Workload) Isolate(op int) {
+	if op < 0 || op >= numOps {
+		op = -1
+	}
+	w.run.solo = op + 1
+}
+
+var _ workload.Isolator = (*Workload)(nil)
+
+// IsolationBudget implements workload.Isolator. Delivery alone is bounded
+// by the undelivered orders: each Delivery takes the oldest one of every
+// district of its warehouse, so the budget is 90% of the smallest
+// district's count, spread so that the workers sharing a home warehouse
+// (the runner gives every worker an equal share of the requests) stay
+// within that warehouse's orders; with --all-warehouses, times the
+// warehouses. The other transactions are unbounded.
+func (w *Workload) IsolationBudget(ctx context.Context, t target.Target, op, threads int) (int64, string, error) {
+	if op != OpDelivery {
+		return 0, "", nil
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return 0, "", fmt.Errorf("tpcc: count undelivered orders: %w", err)
+	}
+	defer conn.Close()
+	d := t.Dialect()
+	rows, err := conn.Query(ctx, "SELECT COUNT(*) FROM "+d.Table(TNewOrder)+" GROUP BY no_w_id, no_d_id")
+	if err != nil {
+		return 0, "", fmt.Errorf("tpcc: count undelivered orders: %w", err)
+	}
+	defer rows.Close()
+	groups, least := 0, int64(-1)
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return 0, "", fmt.Errorf("tpcc: count undelivered orders: %w", err)
+		}
+		groups++
+		if least < 0 || n < least {
+			least = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, "", fmt.Errorf("tpcc: count undelivered orders: %w", err)
+	}
+	if groups < w.Warehouses*DistrictsPerWH {
+		least = 0 // a district with no undelivered order at all
+	}
+	budget := deliveryBudget(least, w.Warehouses, threads, w.run.allWarehouses)
+	if budget < 1 {
+		return -1, "no undelivered orders left in some district (run the mix or New-Order longer)", nil
+	}
+	return budget, fmt.Sprintf("bounded by the undelivered orders: at most %d deliveries", budget), nil
+}
+
+// deliveryBudget is how many Deliveries alone `threads` workers may run
+// when the district with the fewest undelivered orders has least of them:
+// 90% of least per warehouse, spread so that the workers sharing a home
+// warehouse (each worker gets an equal share of the requests) stay within
+// it; with all warehouses, the deliveries spread over every warehouse.
+func deliveryBudget(least int64, warehouses, threads int, allWarehouses bool) int64 {
+	perWH := least * 9 / 10
+	switch {
+	case warehouses < 1 || threads < 1 || perWH < 1:
+		return 0
+	case allWarehouses:
+		return perWH * int64(warehouses)
+	case threads <= warehouses:
+		return perWH * int64(threads)
+	default:
+		// The busiest warehouse has ceil(threads/W) workers.
+		most := int64((threads + warehouses - 1) / warehouses)
+		return perWH * int64(threads) / most
+	}
+}
+
+// pick draws an operation from Mix (or returns the isolated one).
 func (k *vuser) pick() int {
+	if k.solo > 0 {
+		return k.solo - 1
+	}
 	x := k.rng.IntN(1000)
 	for op, m := range Mix {
 		if x < m {
@@ -202,7 +285,7 @@ func (k *vuser) warehouse() int {
 // previous transaction's think time and the next one's keying time (the
 // runner does not time it); without, it returns at once.
 func (k *vuser) Pause(ctx context.Context) error {
-	if !k.w.run.keyingThinking {
+	if !k.w.run.keyingThinking || k.solo > 0 {
 		return nil
 	}
 	k.next = k.pick()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -292,5 +293,124 @@ func runRetryTest(t *testing.T, ctx context.Context, tg target.Target, dsn strin
 	k.next = OpPayment
 	if _, err := k.Do(ctx); err != nil {
 		t.Fatalf("payment after the lock was released: %v", err)
+	}
+}
+
+// TestDeliveryBudget checks that Delivery alone never plans more deliveries
+// for a warehouse than 90% of its emptiest district's undelivered orders,
+// whatever the split of workers over the warehouses.
+func TestDeliveryBudget(t *testing.T) {
+	for _, tc := range []struct {
+		least           int64
+		warehouses, thr int
+		all             bool
+		want            int64
+	}{
+		{900, 1, 1, false, 810},
+		{900, 1, 8, false, 810},
+		{900, 2, 8, false, 1620},
+		{900, 2, 3, false, 1215}, // warehouse 1 has 2 of the 3 workers
+		{900, 4, 2, false, 1620}, // only 2 warehouses in use
+		{900, 4, 2, true, 3240},
+		{1, 2, 8, false, 0},
+		{0, 2, 8, false, 0},
+	} {
+		got := deliveryBudget(tc.least, tc.warehouses, tc.thr, tc.all)
+		if got != tc.want {
+			t.Errorf("deliveryBudget(%d, W=%d, threads=%d, all=%v) = %d, want %d", tc.least, tc.warehouses, tc.thr, tc.all, got, tc.want)
+		}
+		if tc.all || tc.thr == 0 {
+			continue
+		}
+		// Worker id's home is id mod W + 1; each worker gets budget/threads
+		// requests (runner splitOps gives the remainder to the first ones).
+		perWH := map[int]int64{}
+		for id := 0; id < tc.thr; id++ {
+			n := got / int64(tc.thr)
+			if int64(id) < got%int64(tc.thr) {
+				n++
+			}
+			perWH[id%tc.warehouses] += n
+		}
+		for wh, n := range perWH {
+			if n > tc.least*9/10 {
+				t.Errorf("W=%d threads=%d: warehouse %d gets %d deliveries, above 90%% of %d", tc.warehouses, tc.thr, wh+1, n, tc.least)
+			}
+		}
+	}
+}
+
+// isolateAndAssert runs each transaction alone (workload.Isolator), as
+// `ceiling run --isolate` does: only that transaction runs, Delivery is
+// bounded by the undelivered orders and never finds an empty district, and
+// on the servers the read-only transactions cost no log while New-Order
+// does. The mix is restored afterwards.
+func isolateAndAssert(t *testing.T, ctx context.Context, tg target.Target, w *Workload) {
+	t.Helper()
+	const threads = 2
+	defer w.Isolate(-1)
+	logPerOp := map[int]float64{}
+	for op := range numOps {
+		budget, why, err := w.IsolationBudget(ctx, tg, op, threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := runner.Config{Threads: threads, Ops: 40}
+		if op == OpDelivery {
+			// 1 warehouse, 900 undelivered orders per district at load
+			// (some delivered by the mix since).
+			if budget < 100 || budget > 810 || !strings.Contains(why, "undelivered") {
+				t.Fatalf("delivery budget %d (%q), want 100..810 bounded by the undelivered orders", budget, why)
+			}
+			cfg.Ops = min(budget, 100)
+		} else if budget != 0 {
+			t.Fatalf("%s: budget %d, want none", w.Ops()[op], budget)
+		}
+		empty := w.run.stats.emptyDelivery.Load()
+		w.Isolate(op)
+		res, err := runner.Run(ctx, cfg, tg, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range res.Total.Ops {
+			if (i == op) != (o.Requests > 0) {
+				t.Errorf("%s alone: %s ran %d times", w.Ops()[op], w.Ops()[i], o.Requests)
+			}
+		}
+		if op == OpDelivery && w.run.stats.emptyDelivery.Load() != empty {
+			t.Errorf("delivery alone found %d empty districts within its budget", w.run.stats.emptyDelivery.Load()-empty)
+		}
+		if ev := res.Evidence; ev != nil {
+			if b, ok := ev.Counters[target.CtrLogBytes]; ok {
+				logPerOp[op] = b / float64(res.Total.Ops[op].Requests)
+			}
+		}
+	}
+	w.Isolate(-1)
+	k, err := w.NewWorker(ctx, tg, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for range 200 {
+		seen[k.(*vuser).pick()] = true
+	}
+	if len(seen) != numOps {
+		t.Errorf("after Isolate(-1) the mix drew only %v", seen)
+	}
+	t.Logf("log bytes per transaction alone: %v", logPerOp)
+	if tg.Dialect().Engine == "sqlite" {
+		return // no server: WAL bytes also come from checkpoints of earlier work
+	}
+	no, ok1 := logPerOp[OpNewOrder]
+	status, ok2 := logPerOp[OpOrderStatus]
+	if !ok1 || !ok2 {
+		t.Fatalf("log bytes not measured: %v", logPerOp)
+	}
+	// New-Order inserts ~10 order lines and updates ~10 stock rows; Order-
+	// Status only reads (the server's own background writes and the
+	// sampler's queries may add a little).
+	if no < 1000 || status > no/10 {
+		t.Errorf("log bytes per transaction: new_order %.0f, order_status %.0f; want new_order ≥ 1000 and order_status below a tenth of it", no, status)
 	}
 }

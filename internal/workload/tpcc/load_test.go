@@ -234,6 +234,7 @@ func loadRunCheck(t *testing.T, ctx context.Context, dsn string) {
 	// (runAndAssert, in driver_test.go, checks the run's figures against
 	// the database; on PostgreSQL the retry test holds a row lock.)
 	runAndAssert(t, ctx, tg, rw)
+	isolateAndAssert(t, ctx, tg, rw)
 	if tg.Dialect().Engine == "postgres" {
 		t.Run("retries", func(t *testing.T) { runRetryTest(t, ctx, tg, dsn, rw) })
 	}

@@ -1,0 +1,88 @@
+package htmlreport
+
+import (
+	"strconv"
+
+	"github.com/ceiling-db/ceiling/internal/report"
+)
+
+// isolatedBlocks show each operation type run alone after the mix (run
+// --isolate): its rate, latency, costs per request and verdict, then its
+// share of the mix's time and server costs.
+func isolatedBlocks(r *report.Result) []Block {
+	iso := r.Isolated
+	head := []string{"operation", "seconds", "req/s", "mean ms", "p99 ms"}
+	for _, c := range costRows {
+		head = append(head, c.label)
+	}
+	head = append(head, "errors", "bottleneck alone")
+	var rows [][]string
+	for _, o := range iso {
+		mean, p99 := "n/a", "n/a"
+		if o.LatencyMs != nil {
+			mean, p99 = num(o.LatencyMs.Mean), num(o.LatencyMs.P99)
+		}
+		row := []string{o.Op, num(o.Seconds), num(o.RequestsPerSec), mean, p99}
+		for _, c := range costRows {
+			row = append(row, opt(c.get(o.Costs)))
+		}
+		b := "n/a"
+		if o.Verdict != nil {
+			b = o.Verdict.Bottleneck
+		}
+		if o.Partial {
+			b += " (interrupted)"
+		}
+		rows = append(rows, append(row, group(strconv.FormatInt(o.Errors, 10)), b))
+	}
+	align := "l"
+	for range head[1 : len(head)-1] {
+		align += "r"
+	}
+	blocks := []Block{
+		{Para: "After the measured mix, each operation type ran alone on the same number of connections (closed loop), so that its own server costs and bottleneck are measured rather than inferred."},
+		{Table: &Table{Caption: "Each operation alone (costs per request)", Head: head, Rows: rows, Align: align + "l"}},
+	}
+	if cols := report.ShareColumns(iso); len(cols) > 0 {
+		head := []string{"operation", "requests"}
+		for _, c := range cols {
+			head = append(head, c.Name)
+		}
+		var rows [][]string
+		for _, o := range iso {
+			row := []string{o.Op, opt(o.MixPct)}
+			for _, c := range cols {
+				if v, ok := o.SharePct[c.Key]; ok {
+					row = append(row, num(v))
+				} else {
+					row = append(row, "n/a")
+				}
+			}
+			rows = append(rows, row)
+		}
+		blocks = append(blocks, Block{Table: &Table{Caption: "Share of the mix, % (time: measured in the mix; server costs: mix share × cost alone)", Head: head, Rows: rows}})
+	}
+	if fit := report.IsolatedFit(r); fit != "" {
+		blocks = append(blocks, Block{Note: fit})
+	}
+	var lines []string
+	for _, o := range iso {
+		switch {
+		case o.Verdict != nil && len(o.Verdict.Evidence) > 0:
+			line := o.Op + " alone: " + o.Verdict.Bottleneck + " — " + o.Verdict.Evidence[0]
+			for _, s := range o.Verdict.Suggestions {
+				line += "; " + suggestionText(s)
+			}
+			if o.Note != "" {
+				line += " (" + o.Note + ")"
+			}
+			lines = append(lines, line)
+		case o.Note != "":
+			lines = append(lines, o.Op+" alone: "+o.Note)
+		}
+	}
+	if len(lines) > 0 {
+		blocks = append(blocks, Block{List: lines})
+	}
+	return blocks
+}
