@@ -80,6 +80,9 @@ func isolatedBlocks(r *report.Result) []Block {
 		case o.Note != "":
 			lines = append(lines, o.Op+" alone: "+o.Note)
 		}
+		for _, n := range o.Notes {
+			lines = append(lines, o.Op+" alone: note: "+n)
+		}
 	}
 	if len(lines) > 0 {
 		blocks = append(blocks, Block{List: lines})

@@ -33,6 +33,9 @@ type Isolated struct {
 	// Figures are the workload's own figures over the run alone (tpcc:
 	// new_orders, delivery_empty_districts, ...); absent when it has none.
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Notes are the remarks on the run alone (other work on the server,
+	// incomplete evidence), as in the result's notes.
+	Notes []string `json:"notes,omitempty"`
 	// MixPct is the operation's share of the requests of the measured mix, %.
 	MixPct *float64 `json:"mix_pct"`
 	// SharePct estimates the operation's share of what the mix costs, % per
@@ -80,6 +83,7 @@ func IsolatedOf(p Params, op string, r *runner.Result) (Isolated, error) {
 		Op: op, Seconds: s.ElapsedS, Threads: p.Load.Threads, Requests: s.Requests,
 		RequestsPerSec: s.RequestsPerSec, Errors: s.Errors, ErrorsByClass: s.ErrorsByClass,
 		LatencyMs: s.LatencyMs, Costs: d.Costs, Verdict: d.Verdict, Partial: d.Partial, Figures: d.Figures,
+		Notes: d.Notes,
 	}
 	if o, ok := s.ByOp[op]; ok {
 		// Only op ran; its own histogram is the run's.
@@ -234,6 +238,9 @@ func printIsolated(w io.Writer, r *Result) {
 	for _, o := range iso {
 		if o.Note != "" {
 			fmt.Fprintf(w, "  %s alone: %s\n", o.Op, o.Note)
+		}
+		for _, n := range o.Notes {
+			fmt.Fprintf(w, "  %s alone: note: %s\n", o.Op, n)
 		}
 	}
 	for _, o := range iso {
