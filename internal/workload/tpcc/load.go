@@ -4,7 +4,8 @@ package tpcc
 // the warehouses in parallel (one connection per load thread, each taking
 // the next job: ITEM, or one of the three parts of a warehouse, see
 // warehouseParts), through each engine's bulk path (target.BulkInserter:
-// COPY on PostgreSQL, multi-row INSERT on MySQL/MariaDB, prepared inserts in
+// COPY on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL/MariaDB (rowsLoader;
+// multi-row INSERT where the server refuses it), prepared inserts in
 // one transaction per job on SQLite), then creates the secondary indexes and
 // gathers planner statistics.
 //
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -332,12 +334,29 @@ func plural(n int, what string) string {
 	return strconv.Itoa(n) + " " + what + "s"
 }
 
+// rowsLoader is a faster whole-table path than BulkInsert where an engine
+// has one: MySQL/MariaDB's LOAD DATA LOCAL INFILE, which falls back to
+// BulkInsert where the server refuses it.
+type rowsLoader interface {
+	LoadRows(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error)
+}
+
+// loadFunc is a load function as a target.BulkInserter.
+type loadFunc func(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error)
+
+func (f loadFunc) BulkInsert(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error) {
+	return f(ctx, table, cols, rows)
+}
+
 func bulkPath(engine string) string {
 	switch engine {
 	case "postgres":
 		return "COPY"
 	case "mysql":
-		return "multi-row INSERT"
+		if os.Getenv("CEILING_MYSQL_BULK") == "insert" {
+			return "multi-row INSERT"
+		}
+		return "LOAD DATA LOCAL INFILE; multi-row INSERT if the server refuses it"
 	}
 	return "prepared inserts, one transaction per part of a warehouse"
 }
@@ -388,6 +407,9 @@ func (w *Workload) loadData(ctx context.Context, t target.Target, threads int, c
 			if !ok {
 				fail(fmt.Errorf("%s connections have no bulk insert path", engine))
 				return
+			}
+			if rl, ok := conn.(rowsLoader); ok {
+				bi = loadFunc(rl.LoadRows)
 			}
 			for j := range jobs {
 				if ctx.Err() != nil {
