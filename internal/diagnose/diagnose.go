@@ -574,6 +574,11 @@ func ContentionRule(f Figures) Candidate {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("%d %s errors", n, k))
 		}
 	}
+	if f.InProcess {
+		// SQLite: one writer at a time for the whole database.
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer writer threads or shorter write transactions: SQLite admits one writer at a time for the whole database (a server engine takes concurrent writers)"})
+		return c
+	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer concurrent writers, or partition the hot rows/tables"})
 	return c
 }

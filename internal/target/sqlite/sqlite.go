@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -53,6 +54,11 @@ type Target struct {
 
 	mu     sync.Mutex
 	schema *schema
+
+	// beginNs is the time the target's connections spent in BEGIN
+	// IMMEDIATE: waiting for SQLite's single write lock (the WAL-index
+	// lock, invisible to the VFS) under the busy timeout.
+	beginNs atomic.Int64
 }
 
 var _ target.Target = (*Target)(nil)
@@ -159,7 +165,7 @@ func (t *Target) open(ctx context.Context) (*conn, error) {
 		sc.Close()
 		return nil, err
 	}
-	return &conn{c: sc, stmts: map[string]*sqlite3.Stmt{}}, nil
+	return &conn{c: sc, stmts: map[string]*sqlite3.Stmt{}, beginNs: &t.beginNs}, nil
 }
 
 // Info implements target.Target.
@@ -231,7 +237,9 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 	busy, lockNs := vfs.Locks(t.path)
 	s.Counters[target.CtrBusyWaits] = float64(busy)
 	s.Counters["sqlite.lock_ms"] = float64(lockNs) / 1e6
-	addDiagnosis(s.Counters, s.Files, lockNs) // waits and host CPU: see diag.go
+	beginNs := t.beginNs.Load()
+	s.Counters["sqlite.begin_wait_ms"] = float64(beginNs) / 1e6
+	addDiagnosis(s.Counters, s.Files, lockNs+beginNs) // waits and host CPU: see diag.go
 	return s, nil
 }
 

@@ -186,3 +186,55 @@ func TestSampleCountsWAL(t *testing.T) {
 		t.Fatal("SQLite has no commit counter: it must be absent, not made up")
 	}
 }
+
+// TestBeginWaitCountsAsLockWait holds the write lock on one connection
+// while another's BEGIN IMMEDIATE waits for it: that wait shows in the
+// sample's wait_lock_ms (it cannot end before the first commits).
+func TestBeginWaitCountsAsLockWait(t *testing.T) {
+	ctx := context.Background()
+	tg := open(t, target.DurabilityServer)
+	a, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	before, err := tg.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := b.Begin(ctx)
+		if err == nil {
+			err = b.Commit(ctx)
+		}
+		done <- err
+	}()
+	const hold = 150 * time.Millisecond
+	time.Sleep(hold)
+	if err := a.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	after, err := tg.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := after.Counters[target.CtrWaitLockMs] - before.Counters[target.CtrWaitLockMs]
+	begin := after.Counters["sqlite.begin_wait_ms"] - before.Counters["sqlite.begin_wait_ms"]
+	// b's BEGIN started before the sleep (give its goroutine 50 ms to
+	// start) and ended after a's commit.
+	if begin < float64((hold-50*time.Millisecond).Milliseconds()) || waited < begin {
+		t.Errorf("begin wait %.1f ms, lock wait %.1f ms; want at least %v in both", begin, waited, hold-50*time.Millisecond)
+	}
+}
