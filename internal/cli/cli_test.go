@@ -76,6 +76,13 @@ type result struct {
 	Steps      []any             `json:"steps"`
 	Verdict    any               `json:"verdict"`
 	Histograms map[string]string `json:"histograms"`
+	Isolated   []struct {
+		Op       string `json:"op"`
+		Requests int64  `json:"requests"`
+		Errors   int64  `json:"errors"`
+		Note     string `json:"note"`
+		Verdict  any    `json:"verdict"`
+	} `json:"isolated"`
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

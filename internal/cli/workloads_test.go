@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -12,8 +13,11 @@ import (
 func runRowWorkload(t *testing.T, dsn, wl string, ops int) result {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := runCLI(t, context.Background(), "run", wl, "--db", dsn,
-		"--ops", itoaTest(ops), "-c", "2", "--rows", "2000", "--out", out)
+	args := []string{"run", wl, "--db", dsn, "--ops", itoaTest(ops), "-c", "2", "--rows", "2000", "--out", out}
+	if wl == "mixed" {
+		args = append(args, "--isolate", "1s")
+	}
+	code, stdout, stderr := runCLI(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -80,6 +84,23 @@ func checkRowWorkload(t *testing.T, wl string, r result) {
 		}
 		if total != s.Requests || len(s.ByOp) != len(want) {
 			t.Fatalf("by_op %v does not add up to %d requests", s.ByOp, s.Requests)
+		}
+		// --isolate 1s: each operation alone after the mix, deletes
+		// bounded by the live rows (those of the load, the mix and the
+		// inserts alone).
+		order := []string{"insert", "select-direct", "select-indirect", "update", "delete"}
+		if len(r.Isolated) != len(order) {
+			t.Fatalf("%d operations alone, want %d", len(r.Isolated), len(order))
+		}
+		for i, o := range r.Isolated {
+			if o.Op != order[i] || o.Requests <= 0 || o.Errors != 0 || o.Verdict == nil {
+				t.Errorf("alone #%d: %+v, want %s with requests, no errors and a verdict", i, o, order[i])
+			}
+		}
+		d := r.Isolated[4]
+		var budget int64
+		if _, err := fmt.Sscanf(d.Note, "bounded by the live rows: at most %d deletes", &budget); err != nil || budget < 1600 || d.Requests > budget {
+			t.Errorf("delete alone: %d requests, note %q (%v); want a budget of at least 80%% of the 2000 rows and the requests within it", d.Requests, d.Note, err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ package mixed
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -41,9 +42,43 @@ var Mix = [...]int{OpInsert: 200, OpSelectDirect: 225, OpSelectIndirect: 75, OpU
 // Mixed is the mixed workload.
 type Mixed struct {
 	rowdata.Base
+	solo int // 1 + the only operation workers made now run (Isolate); 0 = the mix
 }
 
-var _ workload.Workload = (*Mixed)(nil)
+var (
+	_ workload.Workload = (*Mixed)(nil)
+	_ workload.Isolator = (*Mixed)(nil)
+)
+
+// Isolate implements workload.Isolator.
+func (w *Mixed) Isolate(op int) {
+	if op < 0 || op >= len(Mix) {
+		op = -1
+	}
+	w.solo = op + 1
+}
+
+// IsolationBudget implements workload.Isolator: deletes alone are bounded
+// by the live rows (80% of the smallest table's, times the tables, as each
+// delete picks a table at random), so that none runs out and turns into an
+// insert; the other operations are unbounded (selects and updates leave
+// the live rows as they are, inserts add to them).
+func (w *Mixed) IsolationBudget(_ context.Context, _ target.Target, op, _ int) (int64, string, error) {
+	if op != OpDelete {
+		return 0, "", nil
+	}
+	least := int64(-1)
+	for _, l := range w.Live {
+		if n := l.Len(); least < 0 || n < least {
+			least = n
+		}
+	}
+	budget := least * 8 / 10 * int64(len(w.Live))
+	if budget < 1 {
+		return -1, "no live rows left to delete", nil
+	}
+	return budget, fmt.Sprintf("bounded by the live rows: at most %d deletes", budget), nil
+}
 
 // Params implements workload.Workload.
 func (w *Mixed) Params() map[string]any {
@@ -66,6 +101,7 @@ func (w *Mixed) NewWorker(_ context.Context, t target.Target, conn target.Conn, 
 		w:    w,
 		conn: conn,
 		rng:  w.WorkerRand(id),
+		solo: w.solo,
 	}
 	for i, name := range w.Tables() {
 		k.tabs = append(k.tabs, tab{
@@ -97,10 +133,14 @@ type worker struct {
 	wr   rowdata.Writer
 	rr   directsel.RowReader
 	tabs []tab
+	solo int // 1 + the only operation this worker runs (Isolate); 0 = the mix
 }
 
-// pick draws an operation from Mix.
+// pick draws an operation from Mix (or returns the isolated one).
 func (k *worker) pick() int {
+	if k.solo > 0 {
+		return k.solo - 1
+	}
 	x := k.rng.IntN(1000)
 	for op, w := range Mix {
 		if x < w {
