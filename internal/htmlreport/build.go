@@ -102,7 +102,11 @@ func resultSections(r *report.Result, prefix string) ([]Section, error) {
 		secs = append(secs, Section{ID: id("steps"), Title: title, Sub: sub, Blocks: st})
 	}
 	if len(r.Isolated) > 0 {
-		secs = append(secs, Section{ID: id("alone"), Title: "Each operation alone", Sub: sub, Blocks: isolatedBlocks(r)})
+		ib, err := isolatedBlocks(r)
+		if err != nil {
+			return nil, err
+		}
+		secs = append(secs, Section{ID: id("alone"), Title: "Each operation alone", Sub: sub, Blocks: ib})
 	}
 	if len(r.Runs) > 1 {
 		rp, err := repeatBlocks(r)

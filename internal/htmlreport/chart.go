@@ -73,6 +73,54 @@ type BarChart struct {
 	Labels []string
 	Values []float64 // NaN: not measured, no bar
 	Err    []float64
+	// Stacks, if set, replace Values: each series is one layer of every
+	// bar (Y[i] for label i, NaN or ≤ 0: none), stacked in order, with a
+	// legend entry per series.
+	Stacks []Series
+	// YMax fixes the top of the Y axis (e.g. 100 for shares); 0: from the data.
+	YMax float64
+}
+
+// stackedSVG draws c.Stacks as stacked bars.
+func (c BarChart) stackedSVG() (string, error) {
+	p := newPlot(c.Title, "", c.YLabel)
+	w := vg.Points(math.Min(60, 0.6*chartW/float64(max(len(c.Labels), 1))))
+	tops := make([]float64, len(c.Labels))
+	var below *plotter.BarChart
+	var legend []legendEntry
+	for k, s := range c.Stacks {
+		vals := make(plotter.Values, len(c.Labels))
+		for i := range vals {
+			if i < len(s.Y) && !math.IsNaN(s.Y[i]) && s.Y[i] > 0 {
+				vals[i] = s.Y[i]
+				tops[i] += s.Y[i]
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return "", fmt.Errorf("chart %q: %w", c.Title, err)
+		}
+		col := palette[k%len(palette)]
+		bars.Color = col
+		bars.LineStyle.Width = 0
+		if below != nil {
+			bars.StackOn(below)
+		}
+		below = bars
+		p.Add(bars)
+		legend = append(legend, legendEntry{name: s.Name, fill: col})
+	}
+	var ymax float64
+	for _, t := range tops {
+		ymax = math.Max(ymax, t)
+	}
+	p.NominalX(c.Labels...)
+	p.X.Min, p.X.Max = -0.5, float64(len(c.Labels))-0.5
+	p.Y.Min, p.Y.Max = 0, niceMax(ymax)
+	if c.YMax > 0 {
+		p.Y.Max = c.YMax
+	}
+	return render(p, legend, nil, c.Title)
 }
 
 // legendEntry is one item of the legend drawn under a chart.
@@ -362,6 +410,9 @@ type rightAxis struct {
 
 // SVG renders the bar chart.
 func (c BarChart) SVG() (string, error) {
+	if len(c.Stacks) > 0 {
+		return c.stackedSVG()
+	}
 	p := newPlot(c.Title, "", c.YLabel)
 	vals := make(plotter.Values, len(c.Values))
 	var ymax float64

@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/ceiling-db/ceiling/internal/report"
@@ -9,7 +10,7 @@ import (
 // isolatedBlocks show each operation type run alone after the mix (run
 // --isolate): its rate, latency, costs per request and verdict, then its
 // share of the mix's time and server costs.
-func isolatedBlocks(r *report.Result) []Block {
+func isolatedBlocks(r *report.Result) ([]Block, error) {
 	iso := r.Isolated
 	head := []string{"operation", "seconds", "req/s", "mean ms", "p99 ms"}
 	for _, c := range costRows {
@@ -61,6 +62,26 @@ func isolatedBlocks(r *report.Result) []Block {
 			rows = append(rows, row)
 		}
 		blocks = append(blocks, Block{Table: &Table{Caption: "Share of the mix, % (time: measured in the mix; server costs: mix share × cost alone)", Head: head, Rows: rows}})
+		bc := BarChart{Title: "Share of the mix by resource", YLabel: "% of the mix's total", YMax: 100}
+		for _, c := range cols {
+			bc.Labels = append(bc.Labels, c.Name)
+		}
+		for _, o := range iso {
+			s := Series{Name: o.Op}
+			for _, c := range cols {
+				v, ok := o.SharePct[c.Key]
+				if !ok {
+					v = math.NaN()
+				}
+				s.Y = append(s.Y, v)
+			}
+			bc.Stacks = append(bc.Stacks, s)
+		}
+		b, err := chartBlock(bc.Title, bc.SVG, "each bar is one resource of the mix, split by operation type: where the time goes, and which operation would move each resource if it were cheaper")
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, b)
 	}
 	if fit := report.IsolatedFit(r); fit != "" {
 		blocks = append(blocks, Block{Note: fit})
@@ -87,5 +108,5 @@ func isolatedBlocks(r *report.Result) []Block {
 	if len(lines) > 0 {
 		blocks = append(blocks, Block{List: lines})
 	}
-	return blocks
+	return blocks, nil
 }
