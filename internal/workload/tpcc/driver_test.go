@@ -355,12 +355,13 @@ func isolateAndAssert(t *testing.T, ctx context.Context, tg target.Target, w *Wo
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := runner.Config{Threads: threads, Ops: 40}
+		cfg := runner.Config{Threads: threads, Ops: 200}
 		if op == OpDelivery {
-			// 1 warehouse, 900 undelivered orders per district at load
-			// (some delivered by the mix since).
-			if budget < 100 || budget > 810 || !strings.Contains(why, "undelivered") {
-				t.Fatalf("delivery budget %d (%q), want 100..810 bounded by the undelivered orders", budget, why)
+			// 1 warehouse, 900 undelivered orders per district at load,
+			// some delivered by the mix since and at most 200 + 600 added
+			// (New-Order alone and the mix).
+			if budget < 100 || budget > 1530 || !strings.Contains(why, "undelivered") {
+				t.Fatalf("delivery budget %d (%q), want 100..1530 bounded by the undelivered orders", budget, why)
 			}
 			cfg.Ops = min(budget, 100)
 		} else if budget != 0 {
@@ -408,9 +409,10 @@ func isolateAndAssert(t *testing.T, ctx context.Context, tg target.Target, w *Wo
 		t.Fatalf("log bytes not measured: %v", logPerOp)
 	}
 	// New-Order inserts ~10 order lines and updates ~10 stock rows; Order-
-	// Status only reads (the server's own background writes and the
-	// sampler's queries may add a little).
-	if no < 1000 || status > no/10 {
-		t.Errorf("log bytes per transaction: new_order %.0f, order_status %.0f; want new_order ≥ 1000 and order_status below a tenth of it", no, status)
+	// Status only reads. The server's background work (InnoDB's purge of
+	// the previous runs' undo, checkpoints) also writes log, server-wide:
+	// a third leaves room for it.
+	if no < 1000 || status > no/3 {
+		t.Errorf("log bytes per transaction: new_order %.0f, order_status %.0f; want new_order ≥ 1000 and order_status below a third of it", no, status)
 	}
 }
