@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
 
@@ -49,8 +57,13 @@ func (e *env) cleanupCmd() *cobra.Command {
 		w := meta.New()
 		f := &targetFlags{durability: "server"}
 		cmd := &cobra.Command{
-			Use:     name + " [flags]",
-			Short:   "drop the tables of " + name,
+			Use:   name + " [flags]",
+			Short: "drop the tables of " + name,
+			Long: "Drops the tables " + name + ` made (only tables ceiling created; a foreign
+table of the same name is an error, never dropped). When no ceiling table is
+left, ceiling's namespace goes too: the PostgreSQL schema "ceiling" (if
+ceiling created it and nothing else is in it), and on SQLite the bookkeeping
+table and, if ceiling created the file, the database file itself.`,
 			Example: fmt.Sprintf("  ceiling cleanup %s --db sqlite:/tmp/bench.db", name),
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,17 +73,70 @@ func (e *env) cleanupCmd() *cobra.Command {
 					return err
 				}
 				defer closeTarget(t)
-				for _, tb := range w.Tables() {
-					if err := t.Schema().DropTable(ctx, tb); err != nil {
-						return fmt.Errorf("cleanup %s: %w", name, err)
-					}
-					fmt.Fprintf(e.stdout, "dropped %s\n", t.Dialect().Table(tb))
-				}
-				return nil
+				return e.cleanup(ctx, t, name, w)
 			},
 		}
 		f.bind(cmd.Flags())
 		w.Flags(cmd.Flags()) // e.g. --tables N names the tables to drop
 		return cmd
 	})
+}
+
+// cleanup drops the tables of workload w (those it names now, and for a
+// workload.TableOwner every existing ceiling table it owns), then, when no
+// ceiling table is left, ceiling's namespace (Schema.DropAll).
+func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workload.Workload) error {
+	have, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return fmt.Errorf("cleanup %s: %w", name, err)
+	}
+	// The workload's tables in its order (TPC-C drops its meta table
+	// first), then any other it owns; only those that exist.
+	var drop []string
+	for _, tb := range w.Tables() {
+		if slices.Contains(have, tb) {
+			drop = append(drop, tb)
+		}
+	}
+	if o, ok := w.(workload.TableOwner); ok {
+		for _, tb := range have {
+			if o.OwnsTable(tb) && !slices.Contains(drop, tb) {
+				drop = append(drop, tb)
+			}
+		}
+	}
+	if len(drop) == 0 {
+		fmt.Fprintf(e.stdout, "no table of %s to drop\n", name)
+	}
+	for _, tb := range drop {
+		if err := t.Schema().DropTable(ctx, tb); err != nil {
+			return fmt.Errorf("cleanup %s: %w", name, err)
+		}
+		fmt.Fprintf(e.stdout, "dropped %s\n", t.Dialect().Table(tb))
+	}
+	left, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return fmt.Errorf("cleanup %s: %w", name, err)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(e.stdout, "kept ceiling's other tables: %s\n", strings.Join(left, ", "))
+		return nil
+	}
+	if err := t.Schema().DropAll(ctx); err != nil {
+		// Someone else's objects in ceiling's namespace: keep it.
+		fmt.Fprintf(e.stdout, "kept ceiling's namespace: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	switch info := t.Info(); info.Engine {
+	case "postgres":
+		fmt.Fprintln(e.stdout, "no ceiling table left: dropped schema ceiling")
+	case "sqlite":
+		path := strings.TrimPrefix(info.DSN, "sqlite:")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(e.stdout, "no ceiling table left: removed %s (ceiling created it)\n", path)
+		} else {
+			fmt.Fprintln(e.stdout, "no ceiling table left: dropped ceiling_meta (the file was not created by ceiling: kept)")
+		}
+	}
+	return nil
 }

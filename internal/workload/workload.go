@@ -63,6 +63,13 @@ type Result struct {
 	Examined int64
 }
 
+// TableOwner is implemented by workloads whose table names depend on their
+// flags (the row workloads' --tables N: rows_1 … rows_N). Cleanup drops
+// every existing ceiling table the workload owns, besides Tables().
+type TableOwner interface {
+	OwnsTable(name string) bool
+}
+
 // Attacher is implemented by workloads whose dataset is loaded once by
 // `ceiling prepare` and reused by every run (TPC-C, like HammerDB's schema
 // build). `ceiling run` calls Attach instead of Prepare: it checks that a

@@ -2,7 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -150,8 +153,29 @@ func (s *schema) DropAll(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.withConn(ctx, func(c *conn) error {
-		_, err := c.Exec(ctx, "DROP TABLE "+metaTable)
-		return err
+	var remove bool
+	err = s.withConn(ctx, func(c *conn) error {
+		if _, err := c.Exec(ctx, "DROP TABLE "+metaTable); err != nil {
+			return err
+		}
+		// A file ceiling created and that now holds nothing is removed.
+		var id, objects int64
+		if err := c.queryRow(ctx, "PRAGMA application_id", &id); err != nil {
+			return err
+		}
+		if err := c.queryRow(ctx, "SELECT count(*) FROM sqlite_schema", &objects); err != nil {
+			return err
+		}
+		remove = id == appID && objects == 0
+		return nil
 	})
+	if err != nil || !remove {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(s.t.path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite: remove %s: %w", s.t.path+suffix, err)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -64,6 +65,10 @@ type Target struct {
 var _ target.Target = (*Target)(nil)
 var _ target.Sampler = (*Target)(nil)
 
+// appID is the application_id ceiling writes into the database files it
+// creates ("CEIL"): a file with it is ceiling's to remove when empty.
+const appID = 0x4345494c
+
 // Open opens (creating if needed) the database file of a sqlite: DSN.
 func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	p, err := ParseDSN(opts.DSN)
@@ -83,11 +88,20 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	}
 	vfs.Register()
 	t := &Target{path: abs, dsn: opts.DSN}
+	_, statErr := os.Stat(abs)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	c, err := t.open(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
 	defer c.Close()
+	if created {
+		// Mark the file as ceiling's: cleanup removes it once it holds
+		// nothing (Schema.DropAll).
+		if _, err := c.Exec(ctx, fmt.Sprintf("PRAGMA application_id = %d", appID)); err != nil {
+			return nil, fmt.Errorf("sqlite: mark %s: %w", abs, err)
+		}
+	}
 	var mode string
 	if err := c.queryRow(ctx, "PRAGMA journal_mode=WAL", &mode); err != nil {
 		return nil, fmt.Errorf("sqlite: %s is not a usable database: %w", abs, err)

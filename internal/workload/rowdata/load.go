@@ -192,6 +192,25 @@ func (b *Base) Tables() []string {
 	return names
 }
 
+// OwnsTable implements workload.TableOwner: the row table and its
+// --tables copies (rows, rows_1, rows_2, …), whatever --tables is now, so
+// that cleanup finds them all.
+func (b *Base) OwnsTable(name string) bool {
+	if name == Table {
+		return true
+	}
+	n, ok := strings.CutPrefix(name, Table+"_")
+	if !ok || n == "" {
+		return false
+	}
+	for _, ch := range n {
+		if ch < '0' || ch > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // TableRows is how many of the --rows table i holds: an even share, the
 // first tables taking one more row when --rows does not divide evenly.
 func (b *Base) TableRows(i int) int64 {

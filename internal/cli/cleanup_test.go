@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/engines"
+)
+
+// execOn runs statements on dsn through ceiling's own target (setup of
+// someone else's objects).
+func execOn(t *testing.T, dsn string, stmts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(ctx)
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, s := range stmts {
+		if _, err := c.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func mustCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errs := runCLI(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errs)
+	}
+	return out
+}
+
+// TestCleanupSQLite: cleanup finds every rows_N table without --tables,
+// keeps ceiling's other tables, and once none is left removes the file
+// ceiling created; a file ceiling did not create is kept, with its own
+// tables.
+func TestCleanupSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	db := "sqlite:" + path
+	mustCLI(t, "prepare", "single-inserts", "--db", db)
+	mustCLI(t, "prepare", "inserts-deletes", "--db", db, "--tables", "3", "--rows", "300")
+	out := mustCLI(t, "cleanup", "inserts-deletes", "--db", db)
+	for _, want := range []string{"dropped ceiling_rows_1", "dropped ceiling_rows_3", "kept ceiling's other tables: single_inserts"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cleanup inserts-deletes lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the file went while single_inserts was left: %v", err)
+	}
+	out = mustCLI(t, "cleanup", "single-inserts", "--db", db)
+	if !strings.Contains(out, "removed "+path) {
+		t.Errorf("last cleanup: %q, want the file removed", out)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("%s still exists", path+suffix)
+		}
+	}
+
+	// Someone's own database: ceiling's tables go, the file and theirs stay.
+	own := filepath.Join(t.TempDir(), "own.db")
+	writeSQLiteFile(t, own)
+	mustCLI(t, "prepare", "single-inserts", "--db", "sqlite:"+own)
+	out = mustCLI(t, "cleanup", "single-inserts", "--db", "sqlite:"+own)
+	if !strings.Contains(out, "not created by ceiling: kept") {
+		t.Errorf("cleanup of a foreign file: %q", out)
+	}
+	if v := queryInts(t, "sqlite:"+own, "SELECT count(*) FROM theirs", 1); v[0] != 1 {
+		t.Errorf("their table holds %d rows, want 1", v[0])
+	}
+}
+
+// writeSQLiteFile makes a database file as another program would (its
+// own application_id, not ceiling's), holding one table with one row.
+func writeSQLiteFile(t *testing.T, path string) {
+	t.Helper()
+	execOn(t, "sqlite:"+path, "PRAGMA application_id = 7", "CREATE TABLE theirs (x INTEGER)", "INSERT INTO theirs VALUES (1)")
+}
+
+// TestCleanupPostgresSchema: in a database of its own, cleanup drops the
+// schema "ceiling" once no ceiling table is left; with someone else's
+// table in that schema it keeps the schema and their table.
+func TestCleanupPostgresSchema(t *testing.T) {
+	base := serverDSN(t, "CEILING_TEST_PG_DSN")
+	ctx := context.Background()
+	const dbName = "ceiling_test_cleanup"
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+dbName)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + dbName
+	dsn := u.String()
+	schemas := func() int64 {
+		return queryInts(t, dsn, "SELECT count(*) FROM pg_namespace WHERE nspname = 'ceiling'", 1)[0]
+	}
+
+	mustCLI(t, "prepare", "single-inserts", "--db", dsn)
+	if schemas() != 1 {
+		t.Fatal("prepare made no schema ceiling")
+	}
+	out := mustCLI(t, "cleanup", "single-inserts", "--db", dsn)
+	if !strings.Contains(out, "dropped schema ceiling") || schemas() != 0 {
+		t.Fatalf("cleanup: %q, schema left: %d", out, schemas())
+	}
+
+	mustCLI(t, "prepare", "single-inserts", "--db", dsn)
+	execOn(t, dsn, "CREATE TABLE ceiling.theirs (x int)")
+	out = mustCLI(t, "cleanup", "single-inserts", "--db", dsn)
+	if !strings.Contains(out, "kept ceiling's namespace") || schemas() != 1 {
+		t.Fatalf("cleanup with a foreign table: %q, schemas %d", out, schemas())
+	}
+	if v := queryInts(t, dsn, "SELECT count(*) FROM ceiling.theirs", 1); v[0] != 0 {
+		t.Fatalf("their table: %v", v)
+	}
+}
