@@ -109,7 +109,16 @@ func TestCleanupPostgresSchema(t *testing.T) {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") })
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), base)
+		if err == nil {
+			_, err = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
+			c.Close(context.Background())
+		}
+		if err != nil {
+			t.Errorf("drop database %s: %v", dbName, err)
+		}
+	})
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)

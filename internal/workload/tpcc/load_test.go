@@ -24,6 +24,34 @@ const loadTestDB = "ceiling_test_tpcc_load"
 // loadTestDSNs returns the engines to test and their DSNs: SQLite always,
 // PostgreSQL and MySQL/MariaDB when CEILING_TEST_PG_DSN and
 // CEILING_TEST_MYSQL_DSN are set.
+// dropTestDB drops the test database on the server of base when the test
+// is over, so that the tests leave nothing behind.
+func dropTestDB(t *testing.T, engine, base string) {
+	ctx := context.Background()
+	var err error
+	switch engine {
+	case "postgres":
+		var c *pgx.Conn
+		if c, err = pgx.Connect(ctx, base); err == nil {
+			_, err = c.Exec(ctx, "DROP DATABASE IF EXISTS "+loadTestDB+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	case "mysql":
+		var tg target.Target
+		if tg, err = engines.Open(ctx, target.Options{DSN: base}); err == nil {
+			var c target.Conn
+			if c, err = tg.Connect(ctx); err == nil {
+				_, err = c.Exec(ctx, "DROP DATABASE IF EXISTS "+loadTestDB)
+				c.Close()
+			}
+			tg.Close(ctx)
+		}
+	}
+	if err != nil {
+		t.Errorf("drop test database %s on %s: %v", loadTestDB, engine, err)
+	}
+}
+
 func loadTestDSNs(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
 	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "tpcc.db")}
@@ -50,6 +78,7 @@ func loadTestDSNs(t *testing.T, ctx context.Context) map[string]string {
 		if err != nil {
 			t.Fatalf("create database %s: %v", loadTestDB, err)
 		}
+		t.Cleanup(func() { dropTestDB(t, "postgres", base) })
 		dsns["postgres"] = withDB(base)
 	} else if required {
 		t.Fatal("CEILING_TEST_PG_DSN not set but CEILING_REQUIRE_SERVERS is")
@@ -70,6 +99,7 @@ func loadTestDSNs(t *testing.T, ctx context.Context) map[string]string {
 		if err != nil {
 			t.Fatalf("create database %s: %v", loadTestDB, err)
 		}
+		t.Cleanup(func() { dropTestDB(t, "mysql", base) })
 		dsns["mysql"] = withDB(base)
 	} else if required {
 		t.Fatal("CEILING_TEST_MYSQL_DSN not set but CEILING_REQUIRE_SERVERS is")
