@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -14,10 +13,9 @@ import (
 
 // conn is one SQLite connection with its own prepared-statement cache.
 type conn struct {
-	c       *sqlite3.Conn
-	stmts   map[string]*sqlite3.Stmt
-	ctx     context.Context
-	beginNs *atomic.Int64 // the target's time in BEGIN IMMEDIATE (nil: not counted)
+	c     *sqlite3.Conn
+	stmts map[string]*sqlite3.Stmt
+	ctx   context.Context
 }
 
 func (c *conn) setCtx(ctx context.Context) {
@@ -121,16 +119,8 @@ func (c *conn) queryRow(ctx context.Context, sql string, dest ...any) error {
 
 // Begin implements target.Conn. It takes the write lock up front
 // (BEGIN IMMEDIATE) so that two writers never deadlock on a lock upgrade.
-//
-// The time it takes is counted as lock wait (Sample: wait_lock_ms): with
-// another connection writing, BEGIN IMMEDIATE waits in the busy handler for
-// the write lock; otherwise it returns in microseconds.
 func (c *conn) Begin(ctx context.Context) error {
-	start := time.Now()
 	_, err := c.Exec(ctx, "BEGIN IMMEDIATE")
-	if c.beginNs != nil {
-		c.beginNs.Add(int64(time.Since(start)))
-	}
 	return err
 }
 

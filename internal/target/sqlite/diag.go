@@ -7,16 +7,16 @@ import (
 
 // addDiagnosis adds the wait categories the VFS can measure and the host CPU
 // counters to a sample's counters (files are the VFS stats of the sample,
-// lockNs the time spent in Lock calls and in BEGIN IMMEDIATE):
+// lockNs the time spent in Lock calls and in the busy handler):
 //
 //	wait_log_io_ms     write + sync time of the log files (WAL, rollback journal)
 //	wait_data_read_ms  read time of the main database file
 //	wait_data_write_ms write + sync time of the main database file
 //	wait_lock_ms       time inside the VFS Lock calls (database-file locks)
-//	                   plus the time in BEGIN IMMEDIATE, which waits for the
-//	                   write lock (a WAL-index lock, invisible to the VFS);
-//	                   autocommit writes wait for it inside their statement,
-//	                   where it is not separated from the statement's work
+//	                   plus the time connections waited in the busy handler
+//	                   for a lock another one held (busyWait): above all
+//	                   SQLite's single write lock, a WAL-index lock the VFS
+//	                   cannot see
 //
 // CPU and client time cannot be told apart from the caller's own work in
 // an embedded engine, and nothing is sampled: wait_cpu_ms, wait_client_ms,

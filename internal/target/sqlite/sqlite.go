@@ -25,7 +25,8 @@ import (
 	"github.com/ceiling-db/ceiling/internal/vfs"
 )
 
-// BusyTimeout is how long a connection waits for a lock before SQLITE_BUSY.
+// BusyTimeout is how long a connection waits for a lock before SQLITE_BUSY
+// (busyWait).
 const BusyTimeout = 10 * time.Second
 
 // ParseDSN returns the file path of a sqlite: DSN ("sqlite:PATH" or
@@ -56,10 +57,10 @@ type Target struct {
 	mu     sync.Mutex
 	schema *schema
 
-	// beginNs is the time the target's connections spent in BEGIN
-	// IMMEDIATE: waiting for SQLite's single write lock (the WAL-index
-	// lock, invisible to the VFS) under the busy timeout.
-	beginNs atomic.Int64
+	// busyNs is the time the target's connections waited for a lock held
+	// by another connection (busyWait): SQLite's single write lock above
+	// all, a WAL-index lock the VFS cannot see.
+	busyNs atomic.Int64
 }
 
 var _ target.Target = (*Target)(nil)
@@ -175,11 +176,12 @@ func (t *Target) open(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.BusyTimeout(BusyTimeout); err != nil {
+	bw := &busyWait{total: &t.busyNs}
+	if err := sc.BusyHandler(bw.handle); err != nil {
 		sc.Close()
 		return nil, err
 	}
-	return &conn{c: sc, stmts: map[string]*sqlite3.Stmt{}, beginNs: &t.beginNs}, nil
+	return &conn{c: sc, stmts: map[string]*sqlite3.Stmt{}}, nil
 }
 
 // Info implements target.Target.
@@ -251,9 +253,9 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 	busy, lockNs := vfs.Locks(t.path)
 	s.Counters[target.CtrBusyWaits] = float64(busy)
 	s.Counters["sqlite.lock_ms"] = float64(lockNs) / 1e6
-	beginNs := t.beginNs.Load()
-	s.Counters["sqlite.begin_wait_ms"] = float64(beginNs) / 1e6
-	addDiagnosis(s.Counters, s.Files, lockNs+beginNs) // waits and host CPU: see diag.go
+	busyNs := t.busyNs.Load()
+	s.Counters["sqlite.busy_wait_ms"] = float64(busyNs) / 1e6
+	addDiagnosis(s.Counters, s.Files, lockNs+busyNs) // waits and host CPU: see diag.go
 	return s, nil
 }
 

@@ -187,12 +187,16 @@ func TestSampleCountsWAL(t *testing.T) {
 	}
 }
 
-// TestBeginWaitCountsAsLockWait holds the write lock on one connection
-// while another's BEGIN IMMEDIATE waits for it: that wait shows in the
-// sample's wait_lock_ms (it cannot end before the first commits).
-func TestBeginWaitCountsAsLockWait(t *testing.T) {
+// TestBusyWaitCountsAsLockWait holds the write lock on one connection
+// while another waits for it, in BEGIN IMMEDIATE and in an autocommit
+// insert: both waits show in the sample's wait_lock_ms (neither can end
+// before the first connection commits).
+func TestBusyWaitCountsAsLockWait(t *testing.T) {
 	ctx := context.Background()
 	tg := open(t, target.DurabilityServer)
+	if err := tg.Schema().CreateTable(ctx, "busy", "x INTEGER"); err != nil {
+		t.Fatal(err)
+	}
 	a, err := tg.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -203,38 +207,50 @@ func TestBeginWaitCountsAsLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	before, err := tg.Sample(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		err := b.Begin(ctx)
-		if err == nil {
-			err = b.Commit(ctx)
-		}
-		done <- err
-	}()
 	const hold = 150 * time.Millisecond
-	time.Sleep(hold)
-	if err := a.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	after, err := tg.Sample(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waited := after.Counters[target.CtrWaitLockMs] - before.Counters[target.CtrWaitLockMs]
-	begin := after.Counters["sqlite.begin_wait_ms"] - before.Counters["sqlite.begin_wait_ms"]
-	// b's BEGIN started before the sleep (give its goroutine 50 ms to
-	// start) and ended after a's commit.
-	if begin < float64((hold-50*time.Millisecond).Milliseconds()) || waited < begin {
-		t.Errorf("begin wait %.1f ms, lock wait %.1f ms; want at least %v in both", begin, waited, hold-50*time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		do   func() error
+	}{
+		{"begin", func() error {
+			if err := b.Begin(ctx); err != nil {
+				return err
+			}
+			return b.Commit(ctx)
+		}},
+		{"autocommit insert", func() error {
+			_, err := b.Exec(ctx, "INSERT INTO ceiling_busy VALUES (1)")
+			return err
+		}},
+	} {
+		before, err := tg.Sample(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- tc.do() }()
+		time.Sleep(hold)
+		if err := a.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		after, err := tg.Sample(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited := after.Counters[target.CtrWaitLockMs] - before.Counters[target.CtrWaitLockMs]
+		busy := after.Counters["sqlite.busy_wait_ms"] - before.Counters["sqlite.busy_wait_ms"]
+		// b's wait started before the sleep (its goroutine is given 50 ms
+		// to start) and ended after a's commit, less the last retry's
+		// sleep (at most ~2 ms).
+		min := float64((hold - 50*time.Millisecond).Milliseconds())
+		if busy < min || waited < busy-0.01 {
+			t.Errorf("%s: busy wait %.1f ms, lock wait %.1f ms; want at least %.0f ms in both", tc.name, busy, waited, min)
+		}
 	}
 }
