@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/target/postgres"
 )
 
 // serverDSN returns the DSN of a live server for integration tests. Off CI
@@ -165,7 +167,7 @@ func TestPostgresReconnect(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		var n int64
 		_ = admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE application_name = 'ceiling-worker' AND datname = current_database()`).Scan(&n)
+			WHERE application_name = $1 AND datname = current_database()`, postgres.WorkerAppName).Scan(&n)
 		killed <- n
 	}()
 	out := filepath.Join(t.TempDir(), "out")

@@ -120,8 +120,12 @@ type Figures struct {
 	// InProcess is true for an embedded engine (SQLite): it runs inside
 	// ceiling's process, so ClientCPUPct is the engine's CPU too, and the
 	// host's other CPU use is not the database's.
-	InProcess       bool
-	ServerCPUCores  *float64 // database server CPU seconds per second
+	InProcess      bool
+	ServerCPUCores *float64 // database server CPU seconds per second (less ForeignCPUCores)
+	// ForeignCPUCores is the CPU seconds per second of the server's
+	// backends serving other sessions than ceiling's (nil: not measured);
+	// it counts among the other work on the host.
+	ForeignCPUCores *float64
 	HostBusy        *float64 // host busy fraction of all cores, 0..1
 	Cores           *float64 // cores of the server's host
 	WaitMs          map[string]float64
@@ -521,8 +525,12 @@ func CPURule(f Figures) Candidate {
 	if server, client, other, ok := hostSplit(f); ok && other >= MinOtherCPU {
 		// Much of the busy CPU is neither the server's nor ceiling's:
 		// the database shares its host with other work.
-		c.Evidence = append(c.Evidence, fmt.Sprintf("of the host's %.0f%% busy, the server's processes use %.0f%%, ceiling %.0f%% and other processes %.0f%%",
-			100**f.HostBusy, 100*server, 100*client, 100*other))
+		msg := fmt.Sprintf("of the host's %.0f%% busy, the server's processes use %.0f%%, ceiling %.0f%% and other processes %.0f%%",
+			100**f.HostBusy, 100*server, 100*client, 100*other)
+		if f.ForeignCPUCores != nil && *f.ForeignCPUCores / *f.Cores >= 0.01 {
+			msg += fmt.Sprintf(" (of which the server's backends for other sessions %.0f%%)", 100**f.ForeignCPUCores / *f.Cores)
+		}
+		c.Evidence = append(c.Evidence, msg)
 		c.Score = math.Min(c.Score, 1-other)
 		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("stopping the other work on this host, %.0f%% of its cores (at best)", 100*other), 1/(1-other), f))
 	}

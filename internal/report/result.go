@@ -431,8 +431,21 @@ func costsOf(c map[string]float64, requests int64) Costs {
 		LogBytesPerOp: per(target.CtrLogBytes), LogSyncsPerOp: per(target.CtrLogSyncs), LogWritesPerOp: per(target.CtrLogWrites),
 		DataReadsPerOp: per(target.CtrDataReads), DataWritesPerOp: per(target.CtrDataWrites),
 		DataSyncsPerOp: per(target.CtrDataSyncs), CommitsPerOp: per(target.CtrCommits),
-		CPUusPerOp: scaled(per(target.CtrServerCPUSec), 1e6),
+		CPUusPerOp: scaled(serverCPUPerOp(c, requests), 1e6),
 	}
+}
+
+// serverCPUPerOp is the server's CPU seconds per request, less the other
+// sessions' backends where they were measured; nil when not measured.
+func serverCPUPerOp(c map[string]float64, requests int64) *float64 {
+	v, ok := c[target.CtrServerCPUSec]
+	if !ok || requests == 0 {
+		return nil
+	}
+	if fv, ok := c[target.CtrForeignCPUSec]; ok {
+		v = max(v-fv, 0)
+	}
+	return f64(v / float64(requests))
 }
 
 // scaled returns v×k, or nil when v is nil.

@@ -209,6 +209,12 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 
 	if secs > 0 {
 		if v, ok := c[target.CtrServerCPUSec]; ok {
+			// Other sessions' backends (another client of the same
+			// server) are other work, not the server's work for ceiling.
+			if fv, ok := c[target.CtrForeignCPUSec]; ok && fv > 0 {
+				v = max(v-fv, 0)
+				f.ForeignCPUCores = f64(fv / secs)
+			}
 			f.ServerCPUCores = f64(v / secs)
 		}
 		if tot, ok := c[target.CtrHostCPUTotal]; ok && tot > 0 {

@@ -84,7 +84,7 @@ func (t *pgTarget) sample(ctx context.Context) (target.Sample, error) {
 	}
 	end := time.Now()
 	out := counters(raw, io, tm, t.probe.blockSize)
-	t.addDiagnosis(out) // wait categories and CPU: see waits.go
+	t.addDiagnosis(ctx, t.sampler, out) // wait categories and CPU: see waits.go
 	return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: out}, nil
 }
 

@@ -3,14 +3,17 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
-// WorkerAppName is the application_name of worker sessions (unless the DSN
-// sets its own).
-const WorkerAppName = "ceiling-worker"
+// WorkerAppName is the application_name of this process's worker sessions
+// (unless the DSN sets its own): "ceiling-worker-PID", so that the wait
+// sampler, the settling at the end and the split of the server's CPU tell
+// this run's sessions from another ceiling's on the same server.
+var WorkerAppName = fmt.Sprintf("ceiling-worker-%d", os.Getpid())
 
 var _ target.Settler = (*pgTarget)(nil)
 

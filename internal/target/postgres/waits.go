@@ -132,6 +132,7 @@ func (w *waitSampler) run(t *pgTarget) {
 		waitSamplersMu.Lock()
 		delete(waitSamplers, t)
 		waitSamplersMu.Unlock()
+		t.forgetForeign() // its other per-target state (foreign.go)
 	}()
 	ctx := context.Background()
 	var c *pgx.Conn
@@ -229,8 +230,9 @@ func (w *waitSampler) add(out map[string]float64) {
 }
 
 // addDiagnosis adds the wait categories (sampled from pg_stat_activity) and,
-// when the server runs on this host, the CPU counters from /proc.
-func (t *pgTarget) addDiagnosis(out map[string]float64) {
+// when the server runs on this host, the CPU counters from /proc,
+// including the other sessions' backends' share (foreignCPU, listed on c).
+func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string]float64) {
 	if w := t.waits(); w != nil {
 		w.add(out)
 	}
@@ -246,6 +248,11 @@ func (t *pgTarget) addDiagnosis(out map[string]float64) {
 	// instance would be counted too.
 	if sec, n, ok := osstat.ProcsCPU("postgres"); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec
+		if f := t.foreign(); f != nil {
+			if fs, err := f.sample(ctx, c); err == nil {
+				out[target.CtrForeignCPUSec] = fs
+			}
+		}
 	}
 }
 

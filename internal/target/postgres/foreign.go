@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/osstat"
+)
+
+// foreignQuery lists the client backends that are not ceiling's: not its
+// workers, not its own sessions (application_name "ceiling"), on any
+// database of the server.
+const foreignQuery = `SELECT pid FROM pg_catalog.pg_stat_activity
+	WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+	  AND coalesce(application_name, '') NOT IN ($1, 'ceiling')`
+
+// foreignCPU follows the CPU of other sessions' backends on a local
+// server, so that their work is not taken for ceiling's: at each sample,
+// the CPU each such backend used since the previous one (a backend first
+// seen after the first sample counts from its start; one that exits
+// between two samples loses its last stretch, which then shows as the
+// server's own).
+type foreignCPU struct {
+	mu      sync.Mutex
+	started bool
+	last    map[int]uint64 // pid → utime+stime ticks at the previous sample
+	ticks   uint64         // accumulated
+}
+
+var (
+	foreignMu sync.Mutex
+	foreigns  = map[*pgTarget]*foreignCPU{}
+)
+
+// foreign returns t's tracker, or nil when ceiling cannot tell its worker
+// sessions apart (the DSN sets its own application_name).
+func (t *pgTarget) foreign() *foreignCPU {
+	if t.wcfg == nil || t.wcfg.RuntimeParams["application_name"] != WorkerAppName {
+		return nil
+	}
+	foreignMu.Lock()
+	defer foreignMu.Unlock()
+	f := foreigns[t]
+	if f == nil {
+		f = &foreignCPU{last: map[int]uint64{}}
+		foreigns[t] = f
+	}
+	return f
+}
+
+// forgetForeign drops t's tracker (the target is closed).
+func (t *pgTarget) forgetForeign() {
+	foreignMu.Lock()
+	defer foreignMu.Unlock()
+	delete(foreigns, t)
+}
+
+// sample updates the tracker from the foreign backends listed on c and
+// returns their cumulative CPU seconds.
+func (f *foreignCPU) sample(ctx context.Context, c *pgx.Conn) (float64, error) {
+	rows, err := c.Query(ctx, foreignQuery, WorkerAppName)
+	if err != nil {
+		return 0, err
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := make(map[int]uint64, len(pids))
+	for _, p := range pids {
+		b, err := os.ReadFile(filepath.Join(osstat.Root, strconv.Itoa(int(p)), "stat"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		st, err := osstat.ParsePidStat(string(b))
+		if err != nil {
+			continue
+		}
+		cur := st.UTime + st.STime
+		now[int(p)] = cur
+		if !f.started {
+			continue // the baseline
+		}
+		if prev, ok := f.last[int(p)]; ok {
+			if cur > prev {
+				f.ticks += cur - prev
+			}
+		} else {
+			f.ticks += cur // new since the previous sample
+		}
+	}
+	f.last, f.started = now, true
+	return float64(f.ticks) / osstat.UserHZ, nil
+}

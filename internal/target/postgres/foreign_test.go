@@ -1,0 +1,80 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// burnCPU runs a CPU-bound query on c (about a second of backend CPU on
+// the development VM; the assertions below need far less).
+func burnCPU(t *testing.T, ctx context.Context, exec func(context.Context, string) error) {
+	t.Helper()
+	if err := exec(ctx, "SELECT sum(i::bigint * i) FROM generate_series(1, 4000000) i"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForeignBackendsCPU loads the server from a session that is not
+// ceiling's (its own application_name) and from one of ceiling's workers:
+// the other session's backend CPU is counted in foreign_backends_cpu_s,
+// the worker's is not, and both are in the server's CPU.
+func TestForeignBackendsCPU(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	ctx := testCtx(t)
+	s := tg.(target.Sampler)
+	first, err := s.Sample(ctx) // the baseline of the other sessions
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := first.Counters[target.CtrForeignCPUSec]; !ok {
+		t.Fatalf("%s absent for a local server", target.CtrForeignCPUSec)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["application_name"] = "someone-else"
+	other, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+
+	// The other session, connected after the baseline: all its CPU counts.
+	before, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burnCPU(t, ctx, func(ctx context.Context, q string) error { _, err := other.Exec(ctx, q); return err })
+	after, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := delta(before, after)
+	t.Logf("other session: foreign %.2f s, server %.2f s", d[target.CtrForeignCPUSec], d[target.CtrServerCPUSec])
+	if d[target.CtrForeignCPUSec] < 0.1 || d[target.CtrServerCPUSec] < d[target.CtrForeignCPUSec]-0.02 {
+		t.Errorf("other session's query: foreign CPU %.2f s, server CPU %.2f s; want foreign ≥ 0.1 s and within the server's", d[target.CtrForeignCPUSec], d[target.CtrServerCPUSec])
+	}
+
+	// One of ceiling's workers: server CPU, not foreign.
+	w := connect(t, tg)
+	before, err = s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burnCPU(t, ctx, func(ctx context.Context, q string) error { _, err := w.Exec(ctx, q); return err })
+	after, err = s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = delta(before, after)
+	t.Logf("worker: foreign %.2f s, server %.2f s", d[target.CtrForeignCPUSec], d[target.CtrServerCPUSec])
+	if d[target.CtrServerCPUSec] < 0.1 || d[target.CtrForeignCPUSec] > d[target.CtrServerCPUSec]/4 {
+		t.Errorf("worker's query: server CPU %.2f s, foreign CPU %.2f s; want server ≥ 0.1 s and foreign a small part", d[target.CtrServerCPUSec], d[target.CtrForeignCPUSec])
+	}
+}
