@@ -127,6 +127,24 @@ func ProcsCPU(names ...string) (sec float64, n int, ok bool) {
 	return float64(ticks) / UserHZ, n, true
 }
 
+// PidCPU returns the CPU seconds (user + system, with those of waited-for
+// children) of process pid and its command name; ok is false when it
+// cannot be read.
+func PidCPU(pid int) (sec float64, comm string, ok bool) {
+	if runtime.GOOS != "linux" || pid <= 0 {
+		return 0, "", false
+	}
+	b, err := os.ReadFile(filepath.Join(Root, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, "", false
+	}
+	st, err := ParsePidStat(string(b))
+	if err != nil {
+		return 0, "", false
+	}
+	return float64(st.UTime+st.STime+st.CUTime+st.CSTime) / UserHZ, st.Comm, true
+}
+
 // PidStat holds the fields of /proc/PID/stat that this package uses, in
 // clock ticks.
 type PidStat struct {

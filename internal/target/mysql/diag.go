@@ -1,7 +1,13 @@
 package mysql
 
 import (
+	"context"
+	"database/sql"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/osstat"
@@ -23,11 +29,46 @@ func (t *myTarget) addDiagnosis(out map[string]float64) {
 		out[target.CtrHostCPUTotal] = h.TotalSec
 		out[target.CtrHostCores] = float64(h.Cores)
 	}
-	// Every mariadbd/mysqld on this host: a second local instance would be
-	// counted too.
+	// The server's own process when its pid file told which one it is;
+	// otherwise every mariadbd/mysqld on this host (a second local
+	// instance would be counted too).
+	if t.serverPID > 0 {
+		if sec, _, ok := osstat.PidCPU(t.serverPID); ok {
+			out[target.CtrServerCPUSec] = sec
+		}
+		return
+	}
 	if sec, n, ok := osstat.ProcsCPU(serverProcs...); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec
 	}
+}
+
+// findServerPID reads the server's pid file (@@pid_file) on c and returns
+// the pid when that process is a mariadbd/mysqld on this host, else 0.
+func findServerPID(ctx context.Context, c *sql.Conn) int {
+	var path string
+	if err := c.QueryRowContext(ctx, "SELECT @@pid_file").Scan(&path); err != nil || path == "" {
+		return 0
+	}
+	if !filepath.IsAbs(path) {
+		var datadir string
+		if err := c.QueryRowContext(ctx, "SELECT @@datadir").Scan(&datadir); err != nil {
+			return 0
+		}
+		path = filepath.Join(datadir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	if _, comm, ok := osstat.PidCPU(pid); !ok || !slices.Contains(serverProcs, comm) {
+		return 0
+	}
+	return pid
 }
 
 // local says whether the DSN names a server on this host.

@@ -83,6 +83,11 @@ type myTarget struct {
 	sampler  *sql.Conn
 
 	ps *psWaits // wait categories; nil when performance_schema is off
+
+	// serverPID is the local server's process (from @@pid_file), or 0
+	// when it could not be found: then every mariadbd/mysqld on the host
+	// counts as the server (diag.go).
+	serverPID int
 }
 
 var (
@@ -194,6 +199,9 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 		t.ps = ps
 	}
 	noteWaitEvidence(info.Settings, t.ps) // see diag.go
+	if info.Local {
+		t.serverPID = findServerPID(ctx, t.admin)
+	}
 	t.info = info
 	return nil
 }

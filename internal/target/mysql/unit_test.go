@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -251,6 +254,29 @@ func TestReturnsRows(t *testing.T) {
 	for q, want := range tests {
 		if got := returnsRows(q); got != want {
 			t.Errorf("returnsRows(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestServerPID: for a local server ceiling finds the server's own process
+// from its pid file (so that a second instance on the host is not counted
+// as the server's CPU); with the performance_schema instance of CI beside
+// it, the two targets name different processes.
+func TestServerPID(t *testing.T) {
+	tg := openTarget(t, testDSN(t), target.DurabilityServer).(*myTarget)
+	if !tg.info.Local {
+		t.Skip("the test server is not local")
+	}
+	if tg.serverPID <= 0 {
+		t.Fatalf("no server pid found for a local server (pid file unreadable?)")
+	}
+	if _, comm, ok := osstat.PidCPU(tg.serverPID); !ok || !slices.Contains(serverProcs, comm) {
+		t.Fatalf("pid %d is %q, want one of %v", tg.serverPID, comm, serverProcs)
+	}
+	if ps := os.Getenv("CEILING_TEST_MYSQL_PS_DSN"); ps != "" {
+		other := openTarget(t, ps, target.DurabilityServer).(*myTarget)
+		if other.serverPID == tg.serverPID || other.serverPID <= 0 {
+			t.Errorf("second instance: pid %d, first %d; want a different process", other.serverPID, tg.serverPID)
 		}
 	}
 }
