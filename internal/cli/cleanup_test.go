@@ -11,29 +11,19 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ceiling-db/ceiling/internal/target"
-	"github.com/ceiling-db/ceiling/internal/target/engines"
 )
 
 // execOn runs statements on dsn through ceiling's own target (setup of
 // someone else's objects).
 func execOn(t *testing.T, dsn string, stmts ...string) {
 	t.Helper()
-	ctx := context.Background()
-	tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	c, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for _, s := range stmts {
-		if _, err := c.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
+	withConn(t, dsn, func(ctx context.Context, c target.Conn, _ string) {
+		for _, s := range stmts {
+			if _, err := c.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
 		}
-	}
+	})
 }
 
 func mustCLI(t *testing.T, args ...string) string {

@@ -73,8 +73,9 @@ func runFull(t *testing.T, args ...string) (fullResult, string) {
 	return r, stdout
 }
 
-// queryInts runs a query returning one row of integers on dsn.
-func queryInts(t *testing.T, dsn, sql string, n int) []int64 {
+// withConn opens dsn through ceiling's own target and calls fn with one
+// connection and the target's table prefix.
+func withConn(t *testing.T, dsn string, fn func(ctx context.Context, c target.Conn, prefix string)) {
 	t.Helper()
 	ctx := context.Background()
 	tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
@@ -87,7 +88,22 @@ func queryInts(t *testing.T, dsn, sql string, n int) []int64 {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	rows, err := c.Query(ctx, strings.ReplaceAll(sql, "{ns}", tg.Dialect().Prefix))
+	fn(ctx, c, tg.Dialect().Prefix)
+}
+
+// queryInts runs a query returning one row of integers on dsn.
+func queryInts(t *testing.T, dsn, sql string, n int) []int64 {
+	t.Helper()
+	var vals []int64
+	withConn(t, dsn, func(ctx context.Context, c target.Conn, prefix string) {
+		vals = queryIntsOn(t, ctx, c, strings.ReplaceAll(sql, "{ns}", prefix), n)
+	})
+	return vals
+}
+
+func queryIntsOn(t *testing.T, ctx context.Context, c target.Conn, sql string, n int) []int64 {
+	t.Helper()
+	rows, err := c.Query(ctx, sql)
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
