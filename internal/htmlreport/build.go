@@ -929,6 +929,12 @@ func glance(r *report.Result) string {
 			parts = append(parts, "peak "+num(*peak.AchievedPerSec)+" req/s achieved (at "+rate(peak.Rate)+"/s requested)")
 		}
 	} else {
+		// TPC-C's headline figures first, as HammerDB prints them.
+		for _, k := range []string{"nopm", "tpm"} {
+			if v, ok := r.Figures[k]; ok {
+				parts = append(parts, strings.ToUpper(k)+" "+num(v))
+			}
+		}
 		parts = append(parts, num(r.Summary.RequestsPerSec)+" req/s")
 		if l := r.Summary.LatencyMs; l != nil {
 			parts = append(parts, "p99 "+num(l.P99)+" ms")

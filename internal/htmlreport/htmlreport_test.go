@@ -443,7 +443,7 @@ func TestIsolatedSection(t *testing.T) {
 	for _, want := range []string{
 		`<h2>Each operation alone</h2>`, "Each operation alone (costs per request)", "bottleneck alone",
 		"Share of the mix, %", "weighted by the mix", "delivery alone: contention", "bounded by the undelivered orders",
-		`aria-label="Share of the mix by resource"`,
+		`aria-label="Share of the mix by resource"`, `class="glance">verdict: cpu · NOPM `,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("tpcc report lacks %q", want)
