@@ -193,6 +193,10 @@ func Diagnose(f Figures) *Verdict {
 		v.Bottleneck = None
 		v.Evidence = append(v.Evidence, "no clear bottleneck: no rule matched")
 		v.Evidence = append(v.Evidence, topFigures(f)...)
+		if ev, s, ok := unsaturated(f); ok {
+			v.Evidence = append(v.Evidence, ev)
+			v.Suggestions = append(v.Suggestions, s)
+		}
 		v.Rules = append(v.Rules, Rule{Name: None, Matched: true, Why: "no other rule matched"})
 		return v
 	}
@@ -207,6 +211,26 @@ func Diagnose(f Figures) *Verdict {
 		v.Evidence = append(v.Evidence, "assuming one transaction per request: the server gives no commit counter")
 	}
 	return v
+}
+
+// MaxUnsaturatedBusy is the busy share of the cores below which a closed
+// loop with no bottleneck is said not to have loaded the database enough.
+const MaxUnsaturatedBusy = 0.7
+
+// unsaturated says, for a "none" verdict of a closed loop, that the cores
+// were far from busy: the workers' own round trips set the pace, and more
+// workers (or an open-loop ramp) would find the ceiling. No gain is
+// predicted: how far the engine scales with more sessions (SQLite: one
+// writer at a time) is what the next run measures.
+func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
+	b := busy(f)
+	if f.OpenLoop || b == nil || *b >= MaxUnsaturatedBusy || f.Threads < 1 {
+		return "", Suggestion{}, false
+	}
+	evidence = fmt.Sprintf("not saturated: %d threads keep the cores %.0f%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
+		f.Threads, 100**b, 100*MaxUnsaturatedBusy)
+	s = Suggestion{Action: fmt.Sprintf("more threads (-c %d) or an open-loop ramp (--rates) to find the ceiling", 2*f.Threads)}
+	return evidence, s, true
 }
 
 // topFigures describes the headline figures, for a "none" verdict.

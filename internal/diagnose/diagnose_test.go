@@ -294,3 +294,26 @@ func TestCPUOtherWork(t *testing.T) {
 		t.Errorf("server-bound run blamed on other work: %q", c.Evidence)
 	}
 }
+
+// TestUnsaturated: a closed loop that leaves the cores mostly idle with no
+// bottleneck says so and suggests more threads (no predicted gain); an
+// open loop, a busy host or an unmeasured one does not.
+func TestUnsaturated(t *testing.T) {
+	light := Figures{Threads: 2, RequestsPerSec: p(5000), MeanLatencyMs: p(0.4), ServerCPUCores: p(0.4), Cores: p(2), HostBusy: p(0.35), ClientCPUPct: p(10)}
+	v := Diagnose(light)
+	if v.Bottleneck != None || len(v.Suggestions) != 1 || !strings.Contains(v.Suggestions[0].Action, "-c 4") || v.Suggestions[0].PredictedGain != nil {
+		t.Fatalf("light closed loop: %s %+v", v.Bottleneck, v.Suggestions)
+	}
+	if ev := strings.Join(v.Evidence, "|"); !strings.Contains(ev, "not saturated: 2 threads keep the cores 35% busy") {
+		t.Errorf("evidence %q", ev)
+	}
+	open := light
+	open.OpenLoop = true
+	busyHost := light
+	busyHost.HostBusy = p(0.8)
+	for name, f := range map[string]Figures{"open loop": open, "busy host": busyHost, "not measured": nothing} {
+		if v := Diagnose(f); v.Bottleneck == None && len(v.Suggestions) > 0 {
+			t.Errorf("%s: suggestions %+v", name, v.Suggestions)
+		}
+	}
+}
