@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Head-to-head: the same single-row insert and the same insert/delete
 # statements run by pgbench (the C reference client) and by ceiling against
-# the local PostgreSQL, at 1, 4 and 16 connections, alternating the two tools
-# in one run. Prints the throughput ratio ceiling/pgbench per case.
+# the local PostgreSQL, at 1, 4, 8 and 16 connections, alternating the two
+# tools in one run. Prints the throughput ratio ceiling/pgbench per case and
+# each tool's client CPU (user+system) per request.
 #
 #   bench/pgbench-compare.sh                 # 10 s per measurement
 #   DUR=30 ROUNDS=3 bench/pgbench-compare.sh
 #   PGDSN=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable bench/pgbench-compare.sh
+#   CEILING_MUX_GROUPS=0 bench/pgbench-compare.sh   # ceiling: a thread per worker
+#   CEILING_PG_IO=raw|poll|netpoll bench/pgbench-compare.sh  # ceiling's I/O mode
 #
 # Both tools use prepared statements and the server's default durability, and
 # each transaction is one statement and one commit on both sides. Differences
@@ -25,7 +28,7 @@ cd "$(dirname "$0")/.."
 PGDSN=${PGDSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
 DUR=${DUR:-10}
 ROUNDS=${ROUNDS:-1}
-CONNS=${CONNS:-"1 4 16"}
+CONNS=${CONNS:-"1 4 8 16"}
 ROWS=${ROWS:-100000}
 
 command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 1; }
@@ -52,10 +55,11 @@ DELETE FROM ceiling.rows WHERE row_id = :id;
 \\endif
 SQL
 
-pgbench_tps() { # script conns; prints tps, and for the insert/delete script
-  # also records the share of deletes that found their row in $work/hits.
-  local j=$(( $2 < 2 ? $2 : 2 )) out="$work/pgbench.out"
-  pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -D k=-1 -D nc="$2" -f "$1" "$PGDSN" >"$out" 2>&1 ||
+pgbench_tps() { # script conns; prints tps and CPU µs per transaction, and for
+  # the insert/delete script also records the share of deletes that found
+  # their row in $work/hits.
+  local j=$(( $2 < 2 ? $2 : 2 )) out="$work/pgbench.out" cpu
+  cpu=$( { TIMEFORMAT='%U %S'; time pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -D k=-1 -D nc="$2" -f "$1" "$PGDSN" >"$out" 2>&1; } 2>&1 ) ||
     { cat "$out" >&2; return 1; }
   if [ "$1" = "$work/insdel.sql" ]; then
     local tx left ins
@@ -64,13 +68,20 @@ pgbench_tps() { # script conns; prints tps, and for the insert/delete script
       "SELECT count(*) FILTER (WHERE row_id <= $ROWS), count(*) FILTER (WHERE row_id >= 1000000000) FROM ceiling.rows")
     python3 -c "d=$tx-$ins; print(100.0*($ROWS-$left)/d if d else 100.0)" >>"$work/hits"
   fi
-  awk '/^tps = / {print $3; exit}' "$out"
+  local tps tx
+  tps=$(awk '/^tps = / {print $3; exit}' "$out")
+  tx=$(awk '/^number of transactions actually processed:/ {print $6; exit}' "$out")
+  python3 -c "u, s = map(float, '$cpu'.split()); print($tps, 1e6 * (u + s) / $tx)"
 }
 rows_flag() { [ "$1" = inserts-deletes ] && echo "--rows $ROWS"; true; }
-ceiling_tps() { # workload conns
+ceiling_tps() { # workload conns; prints requests/s and CPU µs per request
   local out="$work/res-$1-$2-$RANDOM"
   "$work/ceiling" run "$1" --db "$PGDSN" -c "$2" -T "$DUR" $(rows_flag "$1") --out "$out" >/dev/null
-  python3 -c 'import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["summary"]["requests_per_sec"])' "$out"
+  python3 -c '
+import json, glob, sys
+d = json.load(open(glob.glob(sys.argv[1] + "/*.json")[0]))
+s, c = d["summary"], d["client"]
+print(s["requests_per_sec"], 1e6 * c["cpu_seconds"] / s["requests"])' "$out"
 }
 prepare() { # workload
   "$work/ceiling" prepare "$1" --db "$PGDSN" $(rows_flag "$1") >/dev/null
@@ -79,26 +90,27 @@ prepare() { # workload
   fi
 }
 
-printf "%-16s %5s %12s %12s %8s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "pgb del hit%"
+printf "%-16s %5s %12s %12s %8s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "pgb us/tx" "ceil us/rq" "pgb del hit%"
 for wl in single-inserts inserts-deletes; do
   script="$work/single.sql"; [ "$wl" = inserts-deletes ] && script="$work/insdel.sql"
   for c in $CONNS; do
-    p_sum=0; c_sum=0; : >"$work/hits"
+    p_sum=0; c_sum=0; pu_sum=0; cu_sum=0; : >"$work/hits"
     for r in $(seq 1 "$ROUNDS"); do
       # Alternate which tool goes first, each on a freshly prepared table.
       if (( r % 2 == 1 )); then
-        prepare "$wl"; p=$(pgbench_tps "$script" "$c")
-        c_=$(ceiling_tps "$wl" "$c")
+        prepare "$wl"; read -r p pu < <(pgbench_tps "$script" "$c")
+        read -r c_ cu < <(ceiling_tps "$wl" "$c")
       else
-        c_=$(ceiling_tps "$wl" "$c")
-        prepare "$wl"; p=$(pgbench_tps "$script" "$c")
+        read -r c_ cu < <(ceiling_tps "$wl" "$c")
+        prepare "$wl"; read -r p pu < <(pgbench_tps "$script" "$c")
       fi
       p_sum=$(python3 -c "print($p_sum + $p)"); c_sum=$(python3 -c "print($c_sum + $c_)")
+      pu_sum=$(python3 -c "print($pu_sum + $pu)"); cu_sum=$(python3 -c "print($cu_sum + $cu)")
     done
     python3 -c "
 h=[float(x) for x in open('$work/hits').read().split()]
 p=$p_sum/$ROUNDS; c=$c_sum/$ROUNDS
-print('%-16s %5d %12.0f %12.0f %8.2f %13s' % ('$wl', $c, p, c, c/p, '%.0f' % (sum(h)/len(h)) if h else '-'))"
+print('%-16s %5d %12.0f %12.0f %8.2f %10.1f %10.1f %13s' % ('$wl', $c, p, c, c/p, $pu_sum/$ROUNDS, $cu_sum/$ROUNDS, '%.0f' % (sum(h)/len(h)) if h else '-'))"
   done
 done
 psql -q "$PGDSN" -c "SET client_min_messages = warning; DROP SEQUENCE IF EXISTS ceiling.pgbench_ids" >/dev/null

@@ -16,6 +16,9 @@
 // one goroutine per worker (each owns its connection, workload.Worker and
 // metrics.Recorder) and drives the phases, ticks and evidence sampling from
 // the calling goroutine; Config.OnInterval is called from that goroutine too.
+// In the closed loop with several workers, the workers' loops may instead
+// run as coroutines, several per goroutine and OS thread, when their
+// connections can give way (mux.go).
 //
 // The hot path of a worker is: call Worker.Do, read the clock, record into
 // its own metrics.Recorder (the open loop adds an atomic ticket claim and a
@@ -237,6 +240,8 @@ type run struct {
 	lagReg *metrics.Registry // scheduling lag histograms, one recorder per worker
 	origin time.Time         // time zero of the schedule
 	stopCh chan struct{}     // closed with stop, to wake sleeping workers
+
+	procs [2]int // GOMAXPROCS before and after setupMux raised it (mux.go)
 }
 
 // startWorkers connects every worker before anything is measured, so
@@ -301,9 +306,15 @@ func (r *run) drive(ctx context.Context) *Result {
 		r.measuring.Store(true) // every request counts towards --ops from the first
 	}
 	r.done = make(chan struct{})
-	for _, wk := range r.workers {
-		r.wg.Add(1)
-		go wk.loop(wctx)
+	r.wg.Add(len(r.workers))
+	if groups := r.setupMux(); groups != nil {
+		for _, g := range groups {
+			go g.drive(wctx)
+		}
+	} else {
+		for _, wk := range r.workers {
+			go wk.loop(wctx)
+		}
 	}
 	go func() { r.wg.Wait(); close(r.done) }()
 
@@ -391,6 +402,7 @@ loop:
 			<-r.done
 		}
 	}
+	r.restoreProcs()
 	// Close the connections first and let the target publish what its
 	// sessions did (PostgreSQL flushes a backend's statistics at exit), so
 	// the final sample covers the whole run.
@@ -501,6 +513,11 @@ type worker struct {
 	rec   *metrics.Recorder
 	lag   *metrics.Recorder // open loop: scheduling lag (op lagSched, lagStart)
 	quota int64
+
+	// Multiplexed closed loop (mux.go): the connection's waiter, and the
+	// yield of the coroutine running loop.
+	waiter func(fd int, write bool) bool
+	yield  func(muxWait) bool
 }
 
 func (k *worker) loop(ctx context.Context) {
@@ -539,6 +556,13 @@ func (k *worker) reconnect(ctx context.Context) bool {
 	backoff := 50 * time.Millisecond
 	for !k.run.stop.Load() && ctx.Err() == nil {
 		conn, err := k.run.t.Connect(ctx)
+		if err == nil && k.waiter != nil {
+			// Best effort: a connection that does not cooperate blocks
+			// its group while it waits, but works.
+			if c, ok := conn.(target.Cooperative); ok {
+				c.SetWaiter(k.waiter)
+			}
+		}
 		if err == nil {
 			wk, werr := k.run.w.NewWorker(ctx, k.run.t, conn, k.id)
 			if werr == nil {

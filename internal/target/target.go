@@ -103,6 +103,23 @@ type Conn interface {
 	Close() error
 }
 
+// Cooperative is implemented by Conns whose socket I/O can give way to the
+// other connections served by the same OS thread, instead of blocking it
+// (the runner's multiplexed closed loop, runner/mux.go).
+//
+// SetWaiter(wait) makes the connection call wait(fd, write) whenever its
+// socket is not ready to read (write false) or to write (write true).
+// wait returns true once fd may be ready, or after at most about 100 ms so
+// that the connection re-checks its deadlines; the connection then retries.
+// wait returns false when it cannot suspend its caller (it was called from
+// another goroutine); the connection then blocks by itself. SetWaiter(nil)
+// restores blocking I/O. SetWaiter reports whether the connection accepted:
+// one that does not (its I/O mode cannot give way) keeps blocking.
+// Like every Conn method, it is called by the goroutine using the Conn.
+type Cooperative interface {
+	SetWaiter(wait func(fd int, write bool) bool) bool
+}
+
 // Rows is the result of Conn.Query.
 type Rows interface {
 	Next() bool

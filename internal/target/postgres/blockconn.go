@@ -29,6 +29,10 @@ import (
 // cancelled) are checked at least every 100 ms while a call blocks. Each
 // connection blocked in a read holds an OS thread, which is fine at the
 // connection counts a load generator uses.
+//
+// A third flavour, cooperative (see dialMux and setWaiter), lets several
+// connections share one thread: a call that would block hands the socket to
+// a waiter (the runner's multiplexer) instead.
 type blockingConn struct {
 	fd       int
 	local    net.Addr
@@ -36,7 +40,16 @@ type blockingConn struct {
 	rdl, wdl atomic.Int64 // deadlines in Unix nanoseconds, 0 = none
 	raw      bool         // blocking send/recv without leaving the scheduler (see dialRaw)
 	closed   atomic.Bool
+
+	// Cooperative I/O (mux connections only, see setWaiter).
+	mux     bool                     // setWaiter is allowed
+	waiter  atomic.Pointer[waitFunc] // nil: block as a raw connection does
+	wrote   atomic.Bool              // last call was a write: the reply cannot be there yet
+	counted bool                     // counted in rawConns; guarded by rawMu
 }
+
+// waitFunc is a target.Cooperative waiter.
+type waitFunc = func(fd int, write bool) bool
 
 // rawSlice is how long a raw send or recv blocks before it returns to
 // re-check the deadlines (SO_RCVTIMEO / SO_SNDTIMEO).
@@ -45,24 +58,44 @@ const rawSlice = 100 * time.Millisecond
 // Raw connections hold their goroutine's P while blocked, so the process
 // needs a P per raw connection plus one for everything else (the runner's
 // clock, the samplers, the garbage collector).
+//
+// A connection that turns cooperative no longer needs its P: the extra Ps
+// are given back if nobody else changed GOMAXPROCS since (idle Ps are not
+// free: the garbage collector runs a mark worker on each).
 var (
 	rawMu    sync.Mutex
 	rawConns int
+	rawSet   int // GOMAXPROCS as rawCount last set it; 0 before
+	rawBase  int // GOMAXPROCS before rawCount raised it
 )
 
-func rawOpened() {
+// rawCount counts c in rawConns (on) or out, raising GOMAXPROCS when
+// needed, and lowering it (never below rawBase) when c leaves for
+// cooperative I/O (release).
+func (c *blockingConn) rawCount(on, release bool) {
 	rawMu.Lock()
 	defer rawMu.Unlock()
-	rawConns++
-	if runtime.GOMAXPROCS(0) < rawConns+1 {
-		runtime.GOMAXPROCS(rawConns + 1)
+	if c.counted == on {
+		return
 	}
-}
-
-func rawClosed() {
-	rawMu.Lock()
-	defer rawMu.Unlock()
+	c.counted = on
+	cur := runtime.GOMAXPROCS(0)
+	if on {
+		rawConns++
+		if cur < rawConns+1 {
+			if cur != rawSet {
+				rawBase = cur
+			}
+			rawSet = rawConns + 1
+			runtime.GOMAXPROCS(rawSet)
+		}
+		return
+	}
 	rawConns--
+	if want := max(rawBase, rawConns+1); release && cur == rawSet && want < cur {
+		rawSet = want
+		runtime.GOMAXPROCS(want)
+	}
 }
 
 // dialRaw is dialBlocking whose connections send and receive with raw
@@ -94,8 +127,42 @@ func dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	bc.raw = true
-	rawOpened()
+	bc.rawCount(true, false)
 	return bc, nil
+}
+
+// dialMux is dialRaw whose connections may also turn cooperative
+// (setWaiter): the runner then serves several of them from one thread, as
+// pgbench -j does, instead of giving each its own thread.
+func dialMux(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := dialRaw(ctx, network, addr)
+	if bc, ok := c.(*blockingConn); ok {
+		bc.mux = true
+	}
+	return c, err
+}
+
+// setWaiter implements target.Cooperative for a mux connection (false for
+// any other). With a waiter, send and recv never block (MSG_DONTWAIT): when
+// the socket is not ready, the connection calls wait, which suspends the
+// calling coroutine until the socket is ready or ~100 ms passed, then it
+// re-checks its deadlines and retries. If wait returns false (it was called
+// from a goroutine that is not the waiter's coroutine, such as pgconn's
+// background reader after a slow write), the call waits in poll(2).
+// A cooperative connection does not hold a P while it waits, so it is not
+// counted for GOMAXPROCS.
+func (c *blockingConn) setWaiter(wait waitFunc) bool {
+	if !c.mux || c.closed.Load() {
+		return false
+	}
+	if wait == nil {
+		c.waiter.Store(nil)
+		c.rawCount(true, false)
+		return true
+	}
+	c.waiter.Store(&wait)
+	c.rawCount(false, true)
+	return true
 }
 
 // dialBlocking is a pgconn.DialFunc returning a blockingConn for TCP and an
@@ -177,15 +244,15 @@ func (c *blockingConn) wait(events int16, deadline *atomic.Int64) error {
 }
 
 // rawIO runs one send (write) or recv on the socket without leaving the
-// scheduler. It blocks at most rawSlice.
-func (c *blockingConn) rawIO(write bool, p []byte) (int, syscall.Errno) {
+// scheduler. It blocks at most rawSlice; with MSG_DONTWAIT in flags, not at
+// all.
+func (c *blockingConn) rawIO(write bool, p []byte, flags uintptr) (int, syscall.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
 	trap := uintptr(syscall.SYS_RECVFROM)
-	flags := uintptr(0)
 	if write {
-		trap, flags = syscall.SYS_SENDTO, unix.MSG_NOSIGNAL
+		trap, flags = syscall.SYS_SENDTO, flags|unix.MSG_NOSIGNAL
 	}
 	n, _, e := syscall.RawSyscall6(trap, uintptr(c.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags, 0, 0)
 	runtime.KeepAlive(p)
@@ -208,7 +275,7 @@ func (c *blockingConn) rawRead(p []byte) (int, error) {
 		if c.closed.Load() {
 			return 0, net.ErrClosed
 		}
-		n, e := c.rawIO(false, p)
+		n, e := c.rawIO(false, p, 0)
 		switch e {
 		case 0:
 			if n == 0 && len(p) > 0 {
@@ -230,7 +297,7 @@ func (c *blockingConn) rawWrite(p []byte) (int, error) {
 		if err := expired(&c.wdl); err != nil {
 			return total, err
 		}
-		n, e := c.rawIO(true, p[total:])
+		n, e := c.rawIO(true, p[total:], 0)
 		switch e {
 		case 0:
 			total += n
@@ -244,7 +311,72 @@ func (c *blockingConn) rawWrite(p []byte) (int, error) {
 	return total, nil
 }
 
+// coopRead is a cooperative Read (see setWaiter). Right after a write the
+// reply cannot have arrived yet, so it waits before the first recv instead
+// of paying for one that fails.
+func (c *blockingConn) coopRead(p []byte, wait *waitFunc) (int, error) {
+	ready := !c.wrote.Swap(false)
+	for {
+		if err := expired(&c.rdl); err != nil {
+			return 0, err
+		}
+		if c.closed.Load() {
+			return 0, net.ErrClosed
+		}
+		if ready {
+			n, e := c.rawIO(false, p, unix.MSG_DONTWAIT)
+			switch e {
+			case 0:
+				if n == 0 && len(p) > 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+			default:
+				return 0, e
+			}
+		}
+		ready = true
+		if !(*wait)(c.fd, false) {
+			if err := c.wait(unix.POLLIN, &c.rdl); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+// coopWrite is a cooperative Write (see setWaiter).
+func (c *blockingConn) coopWrite(p []byte, wait *waitFunc) (int, error) {
+	total := 0
+	for total < len(p) {
+		if err := expired(&c.wdl); err != nil {
+			return total, err
+		}
+		n, e := c.rawIO(true, p[total:], unix.MSG_DONTWAIT)
+		switch e {
+		case 0:
+			total += n
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			if !(*wait)(c.fd, true) {
+				if err := c.wait(unix.POLLOUT, &c.wdl); err != nil {
+					return total, err
+				}
+			}
+		default:
+			return total, e
+		}
+	}
+	c.wrote.Store(true)
+	return total, nil
+}
+
 func (c *blockingConn) Read(p []byte) (int, error) {
+	if w := c.waiter.Load(); w != nil {
+		return c.coopRead(p, w)
+	}
 	if c.raw {
 		return c.rawRead(p)
 	}
@@ -267,6 +399,9 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 }
 
 func (c *blockingConn) Write(p []byte) (int, error) {
+	if w := c.waiter.Load(); w != nil {
+		return c.coopWrite(p, w)
+	}
 	if c.raw {
 		return c.rawWrite(p)
 	}
@@ -295,9 +430,7 @@ func (c *blockingConn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	if c.raw {
-		rawClosed()
-	}
+	c.rawCount(false, false)
 	return unix.Close(c.fd)
 }
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }

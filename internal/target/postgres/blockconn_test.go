@@ -6,8 +6,11 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func listenEcho(t *testing.T, echo bool) string {
@@ -176,5 +179,173 @@ func TestRawConnAllowsStopTheWorld(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
+	}
+}
+
+// pollWaiter is a cooperative waiter that waits in poll(2) itself for at
+// most slice, as the runner's group does for a suspended coroutine; it
+// counts its calls.
+type pollWaiter struct {
+	slice time.Duration
+	calls atomic.Int64
+}
+
+func (w *pollWaiter) wait(fd int, write bool) bool {
+	w.calls.Add(1)
+	ev := int16(unix.POLLIN)
+	if write {
+		ev = unix.POLLOUT
+	}
+	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: ev}}, int(w.slice/time.Millisecond))
+	return true
+}
+
+// dialCoop dials a mux connection and makes it cooperative with w.
+func dialCoop(t *testing.T, addr string, w *pollWaiter) *blockingConn {
+	t.Helper()
+	c, err := dialMux(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	bc, ok := c.(*blockingConn)
+	if !ok || !bc.raw {
+		t.Fatalf("dialMux over TCP returned %T, want a raw *blockingConn", c)
+	}
+	if !bc.setWaiter(w.wait) {
+		t.Fatal("a mux connection refused a waiter")
+	}
+	return bc
+}
+
+// TestCoopRoundTrip: a cooperative connection waits for the reply through
+// its waiter, not in the kernel, and reads it back.
+func TestCoopRoundTrip(t *testing.T) {
+	w := &pollWaiter{slice: 100 * time.Millisecond}
+	c := dialCoop(t, listenEcho(t, true), w)
+	for i := 0; i < 3; i++ {
+		msg := []byte("hello, server")
+		if n, err := c.Write(msg); err != nil || n != len(msg) {
+			t.Fatalf("write: %d, %v", n, err)
+		}
+		buf := make([]byte, len(msg))
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != string(msg) {
+			t.Fatalf("read back %q, %v", buf, err)
+		}
+	}
+	if w.calls.Load() < 3 {
+		t.Fatalf("the waiter was called %d times for 3 round trips, want at least 3", w.calls.Load())
+	}
+}
+
+// TestCoopDeadlineInterruptsRead: a cooperative read whose waiter keeps
+// returning (as the runner's group does every 100 ms) must notice a
+// deadline set meanwhile and return a timeout error.
+func TestCoopDeadlineInterruptsRead(t *testing.T) {
+	w := &pollWaiter{slice: 20 * time.Millisecond}
+	c := dialCoop(t, listenEcho(t, false), w)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 10))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := c.SetReadDeadline(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("read returned %v, want a timeout error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cooperative read did not return after its deadline passed")
+	}
+	if w.calls.Load() == 0 {
+		t.Fatal("the read never went through its waiter")
+	}
+}
+
+// TestCoopWaiterDeclines: when the waiter cannot suspend its caller (it
+// returns false), the connection waits by itself and still gets the data.
+func TestCoopWaiterDeclines(t *testing.T) {
+	var calls atomic.Int64
+	c, err := dialMux(context.Background(), "tcp", listenEcho(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bc := c.(*blockingConn)
+	bc.setWaiter(func(int, bool) bool { calls.Add(1); return false })
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		c.Write([]byte("ping"))
+	}()
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("read %q, %v; want ping", buf, err)
+	}
+	if calls.Load() == 0 {
+		t.Fatal("the waiter was never asked")
+	}
+}
+
+// TestCoopOnlyMux: only mux connections accept a waiter; raw and poll
+// connections keep their blocking I/O.
+func TestCoopOnlyMux(t *testing.T) {
+	addr := listenEcho(t, true)
+	for _, d := range dials {
+		c, err := d.dial(context.Background(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.(*blockingConn).setWaiter(func(int, bool) bool { return true }) {
+			t.Errorf("%s connection accepted a waiter", d.name)
+		}
+		c.Close()
+	}
+}
+
+// TestCoopReleasesProcs: a raw connection holds a P (GOMAXPROCS counts it);
+// once cooperative it does not, and the extra P is given back.
+func TestCoopReleasesProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	addr := listenEcho(t, true)
+	rawMu.Lock()
+	before := rawConns
+	rawMu.Unlock()
+	var conns []*blockingConn
+	for i := 0; i < 3; i++ {
+		c, err := dialMux(context.Background(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c.(*blockingConn))
+	}
+	raised := runtime.GOMAXPROCS(0)
+	if raised < before+3+1 {
+		t.Fatalf("GOMAXPROCS %d with %d raw connections, want at least %d", raised, before+3, before+3+1)
+	}
+	w := &pollWaiter{slice: 10 * time.Millisecond}
+	for _, c := range conns {
+		c.setWaiter(w.wait)
+	}
+	rawMu.Lock()
+	after := rawConns
+	rawMu.Unlock()
+	if after != before {
+		t.Fatalf("raw connections counted: %d after turning cooperative, want %d", after, before)
+	}
+	if got := runtime.GOMAXPROCS(0); got >= raised {
+		t.Fatalf("GOMAXPROCS stayed %d after the connections turned cooperative", got)
+	}
+	conns[0].setWaiter(nil)
+	rawMu.Lock()
+	back := rawConns
+	rawMu.Unlock()
+	if back != before+1 {
+		t.Fatalf("raw connections counted: %d after one went back to blocking, want %d", back, before+1)
 	}
 }

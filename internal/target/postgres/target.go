@@ -385,11 +385,15 @@ func oneLine(s string) string {
 }
 
 // workerDial picks how worker sessions wait for the server; nil means Go's
-// netpoller. CEILING_PG_IO=netpoll|poll|raw forces one (CEILING_PG_NETPOLL=1
-// is netpoll, =0 poll, kept for older scripts).
+// netpoller. CEILING_PG_IO=netpoll|poll|raw|mux forces one
+// (CEILING_PG_NETPOLL=1 is netpoll, =0 poll, kept for older scripts).
 //
-//   - raw (default for up to 16 workers): blocking send/recv on the
-//     worker's own thread, keeping the scheduler out (see dialRaw).
+//   - mux (default for up to 16 workers): raw, and the session may turn
+//     cooperative (target.Cooperative) when the runner multiplexes several
+//     workers on one thread (runner/mux.go), as pgbench -j does; otherwise
+//     it behaves as raw.
+//   - raw: blocking send/recv on the worker's own thread, keeping the
+//     scheduler out (see dialRaw); never cooperative.
 //     Client CPU per single-row insert on the 2-core VM: 22 µs at 1
 //     connection, 33 µs at 4, 39 µs at 16 (netpoll: 70, 61, 48 µs).
 //   - poll: blocking poll(2) then read through ordinary system calls.
@@ -407,10 +411,12 @@ func workerDial(workers int) pgconn.DialFunc {
 	if mode == "" {
 		mode = "netpoll"
 		if workers > 0 && workers <= maxRawWorkers {
-			mode = "raw"
+			mode = "mux"
 		}
 	}
 	switch mode {
+	case "mux":
+		return dialMux
 	case "raw":
 		return dialRaw
 	case "poll":
@@ -419,6 +425,6 @@ func workerDial(workers int) pgconn.DialFunc {
 	return nil
 }
 
-// maxRawWorkers bounds the worker count for which raw blocking I/O is the
-// default.
+// maxRawWorkers bounds the worker count for which raw (mux) blocking I/O
+// is the default.
 const maxRawWorkers = 16

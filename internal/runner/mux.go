@@ -1,0 +1,230 @@
+package runner
+
+import (
+	"context"
+	"iter"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// Multiplexed closed loop. With several workers, a thread per worker costs
+// a scheduler round (futex wake-ups, context switches) per request.
+// pgbench -j instead serves several connections from one thread:
+// it polls their sockets together, so one wake-up serves every connection
+// that is ready. The runner does the same while keeping Worker.Do
+// synchronous: each worker's loop runs as a coroutine (iter.Pull), and a
+// connection whose socket is not ready suspends its coroutine through the
+// waiter it was given (target.Cooperative) instead of blocking. A group, one
+// goroutine locked to its OS thread, resumes its coroutines in turn (a
+// direct switch on the same thread, no scheduler involved), polls the
+// sockets they wait on, and resumes the ready ones.
+//
+// It applies to the closed loop only, when every worker connection accepts
+// a waiter and no worker pauses on purpose (workload.Pauser: a pause would
+// stop its whole group). Anything else that blocks inside a coroutine (a
+// reconnection's dial and back-off, a lock, pgconn's wait for its
+// background reader after a slow write) stops its group for that long; it
+// stays correct, only slower.
+//
+// Group count: one group per muxPerGroup workers, at most one per two CPU
+// cores (a local server needs the others), at least one; a single worker
+// keeps its own thread. On the 2-core development VM (single-row inserts
+// against the local PostgreSQL, client CPU per request, medians of
+// alternated runs), one group beat both a thread per worker and two groups
+// from 2 to 16 workers: at 16 workers 13-14 µs per request in one group,
+// 16 µs in two, 19 µs with a thread each (pgbench -j 2: 11-12 µs). A lone
+// worker in a group costs more than on its own thread (poll(2) wake-ups
+// instead of a blocking recv: 16 against 14 µs). CEILING_MUX_GROUPS=n forces n groups,
+// also for one worker; 0 turns multiplexing off.
+
+// muxPerGroup is how many workers one group serves before another is
+// added (up to the core limit).
+const muxPerGroup = 8
+
+// muxSlice is the longest a waiting coroutine goes without being resumed,
+// so that it re-checks its deadlines (how a cancelled request is
+// interrupted).
+const muxSlice = 100 * time.Millisecond
+
+// muxWait is what a suspended coroutine waits for: one socket, readable
+// (pollIn) or writable (pollOut).
+type muxWait struct {
+	fd     int32
+	events int16
+}
+
+// pollFd has the layout of struct pollfd.
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+// muxGroup is the set of workers one thread serves.
+type muxGroup struct {
+	workers []*worker
+	tid     int // the group's OS thread, set when it starts
+}
+
+// muxGroupCount is how many groups the run's workers are split into; 0
+// means one goroutine per worker.
+func (r *run) muxGroupCount() int {
+	if r.cfg.openLoop() || !muxSupported {
+		return 0
+	}
+	n := len(r.workers)
+	if v, err := strconv.Atoi(os.Getenv("CEILING_MUX_GROUPS")); err == nil && v >= 0 {
+		return min(v, n)
+	}
+	if n < 2 {
+		return 0
+	}
+	return min((n+muxPerGroup-1)/muxPerGroup, max(1, runtime.NumCPU()/2))
+}
+
+// setupMux splits the workers into groups and gives each connection its
+// waiter; it returns nil (and changes nothing) when the run is not
+// multiplexed.
+func (r *run) setupMux() []*muxGroup {
+	g := r.muxGroupCount()
+	if g == 0 {
+		return nil
+	}
+	for _, k := range r.workers {
+		if _, ok := k.wk.(workload.Pauser); ok {
+			return nil
+		}
+		if _, ok := k.conn.(target.Cooperative); !ok {
+			return nil
+		}
+	}
+	groups := make([]*muxGroup, g)
+	for i := range groups {
+		groups[i] = &muxGroup{}
+	}
+	for i, k := range r.workers {
+		grp := groups[i%g]
+		grp.workers = append(grp.workers, k)
+		k.waiter = grp.waiter(k)
+		if !k.conn.(target.Cooperative).SetWaiter(k.waiter) {
+			for _, k := range r.workers[:i+1] {
+				k.conn.(target.Cooperative).SetWaiter(nil)
+				k.waiter = nil
+			}
+			return nil
+		}
+	}
+	// Each group holds a P while it polls (pollWait keeps the scheduler
+	// out, as the raw connections do); one more is left for the clock, the
+	// samplers and the garbage collector. restoreProcs undoes this.
+	if prev := runtime.GOMAXPROCS(0); prev < g+1 {
+		runtime.GOMAXPROCS(g + 1)
+		r.procs = [2]int{prev, g + 1}
+	}
+	return groups
+}
+
+// restoreProcs gives back the Ps setupMux added, unless GOMAXPROCS was
+// changed since (e.g. by raw connections opened meanwhile).
+func (r *run) restoreProcs() {
+	if r.procs[1] != 0 && runtime.GOMAXPROCS(0) == r.procs[1] {
+		runtime.GOMAXPROCS(r.procs[0])
+	}
+	r.procs = [2]int{}
+}
+
+// waiter is k's target.Cooperative waiter: it suspends k's coroutine until
+// the group's poll finds fd ready. Called from any other thread than the
+// group's (a goroutine pgconn started, or the run closing the connection
+// after the loops), it reports false and the connection blocks by itself.
+// The group's thread runs nothing but its coroutines: it is locked to the
+// group's goroutine, which the coroutines share.
+func (g *muxGroup) waiter(k *worker) func(fd int, write bool) bool {
+	return func(fd int, write bool) bool {
+		if gettid() != g.tid {
+			return false
+		}
+		y := k.yield
+		if y == nil {
+			return false
+		}
+		ev := int16(pollIn)
+		if write {
+			ev = pollOut
+		}
+		return y(muxWait{fd: int32(fd), events: ev})
+	}
+}
+
+// drive runs the group's worker loops to their end.
+func (g *muxGroup) drive(ctx context.Context) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g.tid = gettid()
+
+	n := len(g.workers)
+	next := make([]func() (muxWait, bool), n)
+	for i, k := range g.workers {
+		// No stop: every coroutine is run to its end. (A panic in one is
+		// re-raised here and ends the process, as in a goroutine; stopping
+		// the others on the way would run their loops to the end of the
+		// run first.)
+		next[i], _ = iter.Pull(func(yield func(muxWait) bool) {
+			k.yield = yield
+			defer func() { k.yield = nil }()
+			k.loop(ctx)
+		})
+	}
+	runnable := make([]int, n)
+	for i := range runnable {
+		runnable[i] = i
+	}
+	fds := make([]pollFd, 0, n)
+	owner := make([]int, 0, n) // owner[j] waits on fds[j]
+	alive := n
+	sweep := time.Now()
+	for alive > 0 {
+		for _, i := range runnable {
+			w, ok := next[i]()
+			if !ok {
+				alive--
+				continue
+			}
+			fds = append(fds, pollFd{fd: w.fd, events: w.events})
+			owner = append(owner, i)
+		}
+		runnable = runnable[:0]
+		if len(fds) == 0 {
+			continue
+		}
+		ready, err := pollWait(fds, muxSlice-time.Since(sweep))
+		if err != nil {
+			time.Sleep(time.Millisecond) // not expected; do not spin
+		}
+		if err != nil || time.Since(sweep) >= muxSlice {
+			// Resume everyone: waiting connections re-check their deadlines.
+			runnable = append(runnable, owner...)
+			fds, owner = fds[:0], owner[:0]
+			sweep = time.Now()
+			continue
+		}
+		if ready == 0 {
+			continue
+		}
+		kept := 0
+		for j, f := range fds {
+			if f.revents != 0 {
+				runnable = append(runnable, owner[j])
+				continue
+			}
+			fds[kept], owner[kept] = f, owner[j]
+			kept++
+		}
+		fds, owner = fds[:kept], owner[:kept]
+	}
+}

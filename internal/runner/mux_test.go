@@ -1,0 +1,475 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/postgres"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// tidWorkload's workers record the OS thread of each request, to tell a
+// multiplexed run (the workers of a group share their group's locked
+// thread) from one goroutine per worker. Do runs doSQL when set (on the
+// target's connection), else the connection's own Exec.
+type tidWorkload struct {
+	doSQL string
+	pause bool // workers implement workload.Pauser
+	calls atomic.Int64
+
+	mu   sync.Mutex
+	tids map[int]map[int]bool // worker id → threads seen
+}
+
+func (w *tidWorkload) Flags(*pflag.FlagSet)   {}
+func (w *tidWorkload) Validate() error        { return nil }
+func (w *tidWorkload) Params() map[string]any { return nil }
+func (w *tidWorkload) Ops() []string          { return []string{"do"} }
+func (w *tidWorkload) Tables() []string       { return nil }
+func (w *tidWorkload) Prepare(context.Context, target.Target, io.Writer) error {
+	return nil
+}
+func (w *tidWorkload) NewWorker(_ context.Context, _ target.Target, c target.Conn, id int) (workload.Worker, error) {
+	tw := &tidWorker{w: w, c: c, id: id, tids: map[int]bool{}}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tids == nil {
+		w.tids = map[int]map[int]bool{}
+	}
+	if old := w.tids[id]; old != nil {
+		tw.tids = old // a reconnected worker keeps its record
+	} else {
+		w.tids[id] = tw.tids
+	}
+	if w.pause {
+		return pausingWorker{tw}, nil
+	}
+	return tw, nil
+}
+
+// threads returns, per worker, the threads it ran on, and the distinct
+// threads of the whole run.
+func (w *tidWorkload) threads() (perWorker []int, all int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := map[int]bool{}
+	for id := 0; id < len(w.tids); id++ {
+		perWorker = append(perWorker, len(w.tids[id]))
+		for tid := range w.tids[id] {
+			seen[tid] = true
+		}
+	}
+	return perWorker, len(seen)
+}
+
+type tidWorker struct {
+	w    *tidWorkload
+	c    target.Conn
+	id   int
+	tids map[int]bool // written by this worker only while it runs
+}
+
+func (k *tidWorker) Do(ctx context.Context) (workload.Result, error) {
+	k.tids[unix.Gettid()] = true
+	k.w.calls.Add(1)
+	n, err := k.c.Exec(ctx, k.w.doSQL)
+	return workload.Result{Rows: n}, err
+}
+
+type pausingWorker struct{ *tidWorker }
+
+func (pausingWorker) Pause(context.Context) error { return nil }
+
+// pipeConn is a cooperative connection over a socket pair whose far end
+// echoes: Exec sends one byte and waits, through the waiter, for it to come
+// back.
+type pipeConn struct {
+	fakeConn
+	fd     int
+	accept bool
+	waiter atomic.Pointer[func(int, bool) bool]
+	set    atomic.Int64 // SetWaiter calls with a waiter
+	unset  atomic.Int64 // SetWaiter(nil) calls
+	waits  atomic.Int64 // waits that suspended the caller
+}
+
+func newPipeConn(t testing.TB, accept bool) *pipeConn {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // echo, blocking
+		unix.SetNonblock(fds[1], false)
+		defer unix.Close(fds[1])
+		b := make([]byte, 64)
+		for {
+			n, err := unix.Read(fds[1], b)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				return
+			}
+			if _, err := unix.Write(fds[1], b[:n]); err != nil {
+				return
+			}
+		}
+	}()
+	return &pipeConn{fd: fds[0], accept: accept}
+}
+
+func (c *pipeConn) SetWaiter(w func(int, bool) bool) bool {
+	if !c.accept {
+		return false
+	}
+	if w == nil {
+		c.unset.Add(1)
+		c.waiter.Store(nil)
+	} else {
+		c.set.Add(1)
+		c.waiter.Store(&w)
+	}
+	return true
+}
+
+func (c *pipeConn) Exec(ctx context.Context, _ string, _ ...any) (int64, error) {
+	if _, err := unix.Write(c.fd, []byte{1}); err != nil {
+		return 0, err
+	}
+	var b [1]byte
+	for {
+		n, err := unix.Read(c.fd, b[:])
+		if n == 1 {
+			return 1, nil
+		}
+		if err != unix.EAGAIN && err != unix.EINTR {
+			return 0, errors.Join(err, io.EOF)
+		}
+		if w := c.waiter.Load(); w != nil && (*w)(c.fd, false) {
+			c.waits.Add(1)
+			continue
+		}
+		unix.Poll([]unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}, 100)
+	}
+}
+
+func (c *pipeConn) Close() error { return unix.Close(c.fd) }
+
+// pipeTarget hands out pipeConns.
+type pipeTarget struct {
+	fakeTarget
+	t      testing.TB
+	refuse int // the refuse-th connection (1-based) does not cooperate
+	mu     sync.Mutex
+	conns  []*pipeConn
+}
+
+func (p *pipeTarget) Connect(context.Context) (target.Conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := newPipeConn(p.t, len(p.conns)+1 != p.refuse)
+	p.conns = append(p.conns, c)
+	return c, nil
+}
+
+// TestMuxGroupsShareThreads: forced into two groups, eight workers on
+// cooperative connections run on exactly two threads, each worker always
+// on the same one; every request is counted and the waiter really
+// suspended the coroutines.
+func TestMuxGroupsShareThreads(t *testing.T) {
+	t.Setenv("CEILING_MUX_GROUPS", "2")
+	pt := &pipeTarget{t: t}
+	w := &tidWorkload{}
+	res, err := Run(context.Background(), Config{Threads: 8, Ops: 20000}, pt, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Total.Total().Requests; got != 20000 {
+		t.Fatalf("requests %d, want 20000", got)
+	}
+	per, all := w.threads()
+	for id, n := range per {
+		if n != 1 {
+			t.Errorf("worker %d ran on %d threads, want 1 (its group's)", id, n)
+		}
+	}
+	if all != 2 {
+		t.Errorf("workers ran on %d threads, want 2 (one per group)", all)
+	}
+	var waits int64
+	for i, c := range pt.conns {
+		if c.set.Load() != 1 {
+			t.Errorf("connection %d: SetWaiter called %d times, want 1", i, c.set.Load())
+		}
+		waits += c.waits.Load()
+	}
+	if waits == 0 {
+		t.Error("no request waited through the group's poll")
+	}
+}
+
+// TestMuxNotUsed: the runner keeps one goroutine per worker when a worker
+// pauses on purpose, when a connection does not cooperate (the others are
+// given their blocking I/O back), in the open loop and when turned off.
+func TestMuxNotUsed(t *testing.T) {
+	cases := []struct {
+		name   string
+		groups string
+		refuse int
+		pause  bool
+		rate   float64
+	}{
+		{name: "pauser", groups: "2", pause: true},
+		{name: "refused", groups: "2", refuse: 3},
+		{name: "open-loop", groups: "2", rate: 2000},
+		{name: "off", groups: "0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CEILING_MUX_GROUPS", tc.groups)
+			pt := &pipeTarget{t: t, refuse: tc.refuse}
+			w := &tidWorkload{pause: tc.pause}
+			cfg := Config{Threads: 4, Ops: 400, Rate: tc.rate}
+			res, err := Run(context.Background(), cfg, pt, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Total.Total().Requests; got != 400 {
+				t.Fatalf("requests %d, want 400", got)
+			}
+			for i, c := range pt.conns {
+				if c.set.Load() != c.unset.Load() {
+					t.Errorf("connection %d: left with a waiter (set %d, unset %d)", i, c.set.Load(), c.unset.Load())
+				}
+				if c.waits.Load() != 0 {
+					t.Errorf("connection %d: %d requests waited through a group", i, c.waits.Load())
+				}
+			}
+		})
+	}
+}
+
+// pgDSN returns a DSN for a fresh database on the test server (dropped at
+// the end of the test), or skips the test.
+func pgDSN(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("CEILING_TEST_PG_DSN")
+	if base == "" {
+		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
+			t.Fatal("CEILING_TEST_PG_DSN not set but CEILING_REQUIRE_SERVERS is")
+		}
+		t.Skip("CEILING_TEST_PG_DSN not set: skipping the multiplexed runs against PostgreSQL")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect %s: %v", target.Redact(base), err)
+	}
+	defer admin.Close(ctx)
+	const db = "ceiling_runner_mux"
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, base); err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+			_ = c.Close(ctx)
+		}
+	})
+	if strings.Contains(base, "://") {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Path = "/" + db
+		return u.String()
+	}
+	return base + " dbname=" + db
+}
+
+// openPG opens the PostgreSQL target in its default I/O mode for workers
+// (mux) and creates table mux_test.
+func openPG(t *testing.T, dsn string, workers int) target.Target {
+	t.Helper()
+	t.Setenv("CEILING_PG_IO", "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tg, err := postgres.Open(ctx, target.Options{DSN: dsn, MaxConns: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Close(context.Background()) })
+	if err := tg.Schema().CreateTable(ctx, "mux_test", "id bigserial PRIMARY KEY, at timestamptz DEFAULT now()"); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func countRows(t *testing.T, dsn string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM ceiling.mux_test").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestMuxPostgres: a multiplexed run against PostgreSQL completes, counts
+// every request (as many rows as requests), and its workers ran in two
+// groups.
+func TestMuxPostgres(t *testing.T) {
+	dsn := pgDSN(t)
+	t.Setenv("CEILING_MUX_GROUPS", "2")
+	tg := openPG(t, dsn, 8)
+	w := &tidWorkload{doSQL: "INSERT INTO ceiling.mux_test DEFAULT VALUES"}
+	res, err := Run(context.Background(), Config{Threads: 8, Ops: 4000}, tg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Total.Total()
+	var errs int64
+	for _, n := range tot.Errors {
+		errs += n
+	}
+	if tot.Requests != 4000 || errs != 0 {
+		t.Fatalf("requests %d, errors %v (first %v): want 4000 and none", tot.Requests, tot.Errors, res.Total.FirstErr)
+	}
+	if n := countRows(t, dsn); n != 4000 {
+		t.Fatalf("%d rows in the table, want 4000", n)
+	}
+	per, all := w.threads()
+	if all != 2 {
+		t.Errorf("workers ran on %d threads (per worker %v), want 2", all, per)
+	}
+}
+
+// TestMuxPostgresCancel: eight workers in two groups all wait in the server
+// at once (their connections give way instead of blocking the group), and
+// cancelling the run interrupts their reads long before the server would
+// have answered.
+func TestMuxPostgresCancel(t *testing.T) {
+	dsn := pgDSN(t)
+	t.Setenv("CEILING_MUX_GROUPS", "2")
+	tg := openPG(t, dsn, 8)
+	w := &tidWorkload{doSQL: "SELECT pg_sleep(60)"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
+	sleeping := make(chan int64, 1)
+	go func() {
+		var n int64
+		for i := 0; i < 200 && ctx.Err() == nil; i++ {
+			err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+				postgres.WorkerAppName).Scan(&n)
+			if err != nil || n >= 8 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		sleeping <- n
+		cancel()
+	}()
+
+	start := time.Now()
+	res, err := Run(ctx, Config{Threads: 8, Duration: time.Hour}, tg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Fatalf("the run took %v after its context was cancelled: reads were not interrupted", el)
+	}
+	if n := <-sleeping; n != 8 {
+		t.Errorf("%d sessions were waiting in the server at once, want 8: the groups blocked on one connection", n)
+	}
+	if !res.Partial {
+		t.Error("a cancelled run is not marked partial")
+	}
+	if got := w.calls.Load(); got != 8 {
+		t.Errorf("%d requests started, want 8 (one per worker)", got)
+	}
+}
+
+// TestMuxPostgresReconnect: when the server terminates the worker sessions
+// of a multiplexed run, the workers reconnect within their groups and the
+// run completes its requests.
+func TestMuxPostgresReconnect(t *testing.T) {
+	dsn := pgDSN(t)
+	t.Setenv("CEILING_MUX_GROUPS", "2")
+	tg := openPG(t, dsn, 8)
+	w := &tidWorkload{doSQL: "INSERT INTO ceiling.mux_test DEFAULT VALUES"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	killer, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer killer.Close(context.Background())
+	killed := make(chan int64, 1)
+	go func() {
+		for w.calls.Load() < 500 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		var n int64
+		_ = killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = $1`, postgres.WorkerAppName).Scan(&n)
+		killed <- n
+	}()
+	const ops = 6000
+	res, err := Run(ctx, Config{Threads: 8, Ops: ops}, tg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := <-killed; n == 0 {
+		t.Fatal("no worker session was terminated; the test did not test anything")
+	}
+	tot := res.Total.Total()
+	lost := tot.Errors[metrics.ErrConnLost]
+	if lost == 0 || res.Total.Reconnects != lost {
+		t.Fatalf("lost %d, reconnects %d (errors %v, first %v): want equal and non-zero",
+			lost, res.Total.Reconnects, tot.Errors, res.Total.FirstErr)
+	}
+	if tot.Requests+lost != ops {
+		t.Fatalf("requests %d + lost %d, want %d", tot.Requests, lost, ops)
+	}
+	// A request cut off by the termination may have committed.
+	if n := countRows(t, dsn); n < tot.Requests || n > tot.Requests+lost {
+		t.Fatalf("%d rows, want between %d and %d", n, tot.Requests, tot.Requests+lost)
+	}
+	per, all := w.threads()
+	if all != 2 {
+		t.Errorf("workers ran on %d threads (per worker %v), want 2", all, per)
+	}
+}
