@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -21,6 +22,11 @@ type conn struct {
 	prepared map[string]string // SQL → statement name
 	params   [][]byte          // reused parameter slices
 	buf      []byte            // reused encoding buffer
+
+	// Protocol messages execPrepared reuses.
+	bind    pgproto3.Bind
+	execute pgproto3.Execute
+	sync    pgproto3.Sync
 
 	// Cancellation of Exec's context, watched once per context (see watch).
 	watched   context.Context
@@ -52,15 +58,15 @@ func (c *conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 		return 0, fmt.Errorf("postgres: exec: %w", err)
 	}
 	c.watch(ctx)
-	// pgconn is given a context it need not watch: ctx is watched by c.
-	tag, err := c.c.PgConn().ExecPrepared(context.Background(), name, params, nil, nil).Close()
+	// ctx is watched by c (a deadline in the past interrupts the I/O).
+	n, err := c.execPrepared(name, params)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return 0, fmt.Errorf("postgres: exec: %w: %w", cerr, err)
 		}
 		return 0, fmt.Errorf("postgres: exec: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // watch makes a cancellation of ctx interrupt the session's I/O, as pgx

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -89,5 +92,73 @@ func TestExecCancelInterrupts(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, "SELECT 1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Exec with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+func TestTagRows(t *testing.T) {
+	for tag, want := range map[string]int64{"INSERT 0 1": 1, "DELETE 3": 3, "UPDATE 10": 10, "SELECT 250": 250, "BEGIN": 0, "CREATE TABLE": 0, "": 0, "X9": 0} {
+		if got := tagRows([]byte(tag)); got != want {
+			t.Errorf("tagRows(%q) = %d, want %d", tag, got, want)
+		}
+	}
+}
+
+// TestExecErrorsKeepSession: Exec's own protocol path (Bind, Execute, Sync)
+// returns the server's error with its SQLSTATE and leaves the session
+// usable; inside a transaction, the statements see each other and a
+// rollback undoes them; a terminated session is reported as such.
+func TestExecErrorsKeepSession(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	ctx := testCtx(t)
+	if err := tg.Schema().CreateTable(ctx, "execerr", "id bigint PRIMARY KEY"); err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Schema().DropTable(context.Background(), "execerr")
+	c := connect(t, tg)
+	ins := "INSERT INTO " + tg.Dialect().Table("execerr") + " VALUES ($1)"
+	if n, err := c.Exec(ctx, ins, int64(1)); err != nil || n != 1 {
+		t.Fatalf("insert: %d, %v", n, err)
+	}
+	_, err := c.Exec(ctx, ins, int64(1))
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" || tg.Classify(err) != metrics.ErrConstraint {
+		t.Fatalf("duplicate insert: %v, want SQLSTATE 23505 classified as constraint", err)
+	}
+	if n, err := c.Exec(ctx, ins, int64(2)); err != nil || n != 1 {
+		t.Fatalf("insert after the error: %d, %v", n, err)
+	}
+	if err := c.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Exec(ctx, ins, int64(3)); err != nil || n != 1 {
+		t.Fatalf("insert in a transaction: %d, %v", n, err)
+	}
+	if n, err := c.Exec(ctx, "DELETE FROM "+tg.Dialect().Table("execerr")+" WHERE id >= $1", int64(2)); err != nil || n != 2 {
+		t.Fatalf("delete in the transaction: %d rows, %v; want 2", n, err)
+	}
+	if err := c.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryString(t, c, "SELECT count(*)::text FROM "+tg.Dialect().Table("execerr")); got != "2" {
+		t.Fatalf("after the rollback: %s rows, want 2", got)
+	}
+
+	// The server ends the session: FATAL 57P01, a lost connection.
+	var pid int64
+	if err := c.(*conn).c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	admin := connect(t, tg)
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1::int)", pid); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	_, err = c.Exec(ctx, ins, int64(4))
+	if tg.Classify(err) != metrics.ErrConnLost {
+		t.Fatalf("insert on a terminated session: %v (class %v), want a lost connection", err, tg.Classify(err))
+	}
+	if _, err := c.Exec(ctx, ins, int64(5)); tg.Classify(err) != metrics.ErrConnLost {
+		t.Fatalf("second insert on the terminated session: %v, want a lost connection", err)
 	}
 }
