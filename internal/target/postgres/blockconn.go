@@ -267,13 +267,22 @@ func expired(deadline *atomic.Int64) error {
 	return nil
 }
 
+// readable reports why the connection cannot be read now: its read
+// deadline passed, or it was closed.
+func (c *blockingConn) readable() error {
+	if err := expired(&c.rdl); err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return net.ErrClosed
+	}
+	return nil
+}
+
 func (c *blockingConn) rawRead(p []byte) (int, error) {
 	for {
-		if err := expired(&c.rdl); err != nil {
+		if err := c.readable(); err != nil {
 			return 0, err
-		}
-		if c.closed.Load() {
-			return 0, net.ErrClosed
 		}
 		n, e := c.rawIO(false, p, 0)
 		switch e {
@@ -317,11 +326,8 @@ func (c *blockingConn) rawWrite(p []byte) (int, error) {
 func (c *blockingConn) coopRead(p []byte, wait *waitFunc) (int, error) {
 	ready := !c.wrote.Swap(false)
 	for {
-		if err := expired(&c.rdl); err != nil {
+		if err := c.readable(); err != nil {
 			return 0, err
-		}
-		if c.closed.Load() {
-			return 0, net.ErrClosed
 		}
 		if ready {
 			n, e := c.rawIO(false, p, unix.MSG_DONTWAIT)

@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -28,8 +25,8 @@ const foreignQuery = `SELECT pid FROM pg_catalog.pg_stat_activity
 type foreignCPU struct {
 	mu      sync.Mutex
 	started bool
-	last    map[int]uint64 // pid → utime+stime ticks at the previous sample
-	ticks   uint64         // accumulated
+	last    map[int]float64 // pid → CPU seconds at the previous sample
+	sec     float64         // accumulated
 }
 
 var (
@@ -47,7 +44,7 @@ func (t *pgTarget) foreign() *foreignCPU {
 	defer foreignMu.Unlock()
 	f := foreigns[t]
 	if f == nil {
-		f = &foreignCPU{last: map[int]uint64{}}
+		f = &foreignCPU{last: map[int]float64{}}
 		foreigns[t] = f
 	}
 	return f
@@ -73,29 +70,22 @@ func (f *foreignCPU) sample(ctx context.Context, c *pgx.Conn) (float64, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := make(map[int]uint64, len(pids))
+	now := make(map[int]float64, len(pids))
 	for _, p := range pids {
-		b, err := os.ReadFile(filepath.Join(osstat.Root, strconv.Itoa(int(p)), "stat"))
-		if err != nil {
+		cur, _, ok := osstat.PidCPU(int(p))
+		if !ok {
 			continue // exited meanwhile
 		}
-		st, err := osstat.ParsePidStat(string(b))
-		if err != nil {
-			continue
-		}
-		cur := st.UTime + st.STime
 		now[int(p)] = cur
 		if !f.started {
 			continue // the baseline
 		}
 		if prev, ok := f.last[int(p)]; ok {
-			if cur > prev {
-				f.ticks += cur - prev
-			}
+			f.sec += max(cur-prev, 0)
 		} else {
-			f.ticks += cur // new since the previous sample
+			f.sec += cur // new since the previous sample
 		}
 	}
 	f.last, f.started = now, true
-	return float64(f.ticks) / osstat.UserHZ, nil
+	return f.sec, nil
 }
