@@ -241,8 +241,13 @@ func summaryBlocks(r *report.Result) []Block {
 	kv(&rows, "requests/s", num(s.RequestsPerSec))
 	kv(&rows, "rows/s", num(s.RowsPerSec))
 	kv(&rows, "MB/min", num(s.MBPerMin))
-	for _, k := range sortedKeys(r.Figures) {
-		kv(&rows, k, num(r.Figures[k]))
+	for _, k := range report.FigureKeys(r.Figures) {
+		v := r.Figures[k]
+		text := num(v)
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			text = group(strconv.FormatInt(int64(v), 10)) // counts: no decimals
+		}
+		kv(&rows, report.FigureLabel(k), text)
 	}
 	if s.LatencyMs != nil {
 		kv(&rows, "latency p50 / p95 / p99 ms", fmt.Sprintf("%s / %s / %s", num(s.LatencyMs.P50), num(s.LatencyMs.P95), num(s.LatencyMs.P99)))

@@ -371,14 +371,17 @@ func TestSummaries(t *testing.T) {
 func TestWorkloadFiguresAndBatchSteps(t *testing.T) {
 	ins := load(t, fxRamp)
 	r := ins[0].Result
-	r.Figures = map[string]float64{"nopm": 1234, "tpm": 2900}
+	r.Figures = map[string]float64{"nopm": 1234, "tpm": 2900, "new_order_rollbacks": 7}
 	for i := range r.Steps {
 		b := 10 << i
 		r.Steps[i].Batch = &b
 		r.Steps[i].Rate = 0
 	}
 	html := renderHTML(t, ins)
-	for _, want := range []string{"<td>nopm</td><td>1,234</td>", "Batch-size steps", `aria-label="Throughput by batch size"`, "batch (rows/request)"} {
+	if i, j := strings.Index(html, "<td>NOPM (new orders/min, counted from the database)</td><td>1,234</td>"), strings.Index(html, "<td>new order rollbacks</td><td>7</td>"); i < 0 || j < i {
+		t.Errorf("figures not labelled, or the well-known ones not first (%d, %d)", i, j)
+	}
+	for _, want := range []string{"<td>TPM (the server&#39;s commits &#43; rollbacks/min)</td><td>2,900</td>", "Batch-size steps", `aria-label="Throughput by batch size"`, "batch (rows/request)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

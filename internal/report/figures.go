@@ -79,6 +79,45 @@ var figureLines = []struct{ key, format string }{
 	{"efficiency_pct", "efficiency %9.1f%%   of the specification's maximum, 12.86 NOPM per warehouse"},
 }
 
+// figureLabels name the well-known figures in reports, in display order.
+var figureLabels = []struct{ key, label string }{
+	{"nopm", "NOPM (new orders/min, counted from the database)"},
+	{"tpm", "TPM (the server's commits + rollbacks/min)"},
+	{"client_tpm", "client TPM (ceiling's commits + rollbacks/min)"},
+	{"efficiency_pct", "efficiency (% of 12.86 NOPM per warehouse)"},
+}
+
+// FigureKeys lists the keys of figures, the well-known ones first (in
+// their order), then the others sorted.
+func FigureKeys(figures map[string]float64) []string {
+	var keys, rest []string
+	known := map[string]bool{}
+	for _, l := range figureLabels {
+		known[l.key] = true
+		if _, ok := figures[l.key]; ok {
+			keys = append(keys, l.key)
+		}
+	}
+	for k := range figures {
+		if !known[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(keys, rest...)
+}
+
+// FigureLabel names a workload figure for a report: the well-known ones in
+// words, the others by their key with spaces.
+func FigureLabel(key string) string {
+	for _, l := range figureLabels {
+		if l.key == key {
+			return l.label
+		}
+	}
+	return strings.ReplaceAll(key, "_", " ")
+}
+
 // printFigures prints a run's workload figures, the well-known ones first;
 // a well-known figure the run could not measure is shown as n/a.
 func printFigures(w io.Writer, r *Result) {
