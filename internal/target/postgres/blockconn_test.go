@@ -85,24 +85,7 @@ func testDeadline(t *testing.T, dial func(context.Context, string, string) (net.
 		t.Fatal(err)
 	}
 	defer c.Close()
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Read(make([]byte, 10))
-		done <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
-	if err := c.SetReadDeadline(time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() {
-			t.Fatalf("read returned %v, want a timeout error", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("read did not return after its deadline passed")
-	}
+	readUntilDeadline(t, c, 20*time.Millisecond)
 }
 
 func TestBlockingConnPeerClose(t *testing.T) {
@@ -244,24 +227,7 @@ func TestCoopRoundTrip(t *testing.T) {
 func TestCoopDeadlineInterruptsRead(t *testing.T) {
 	w := &pollWaiter{slice: 20 * time.Millisecond}
 	c := dialCoop(t, listenEcho(t, false), w)
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Read(make([]byte, 10))
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	if err := c.SetReadDeadline(time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() {
-			t.Fatalf("read returned %v, want a timeout error", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a cooperative read did not return after its deadline passed")
-	}
+	readUntilDeadline(t, c, 50*time.Millisecond)
 	if w.calls.Load() == 0 {
 		t.Fatal("the read never went through its waiter")
 	}
@@ -347,5 +313,30 @@ func TestCoopReleasesProcs(t *testing.T) {
 	rawMu.Unlock()
 	if back != before+1 {
 		t.Fatalf("raw connections counted: %d after one went back to blocking, want %d", back, before+1)
+	}
+}
+
+// readUntilDeadline blocks a read on c (the peer sends nothing), sets a
+// read deadline in the past after the given delay, and checks that the
+// read returns a timeout error promptly.
+func readUntilDeadline(t *testing.T, c net.Conn, after time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 10))
+		done <- err
+	}()
+	time.Sleep(after)
+	if err := c.SetReadDeadline(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("read returned %v, want a timeout error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("read did not return after its deadline passed")
 	}
 }
