@@ -5,14 +5,24 @@
 # tools in one run. Prints the throughput ratio ceiling/pgbench per case and
 # each tool's client CPU (user+system) per request.
 #
-#   bench/pgbench-compare.sh                 # 10 s per measurement
-#   DUR=30 ROUNDS=3 bench/pgbench-compare.sh
+#   bench/pgbench-compare.sh                 # 3 rounds of 10 s per tool and case
+#   DUR=30 ROUNDS=5 bench/pgbench-compare.sh
+#   DURABILITY=relaxed bench/pgbench-compare.sh  # synchronous_commit off on both
+#                                            # sides: CPU-bound, no flush waits
 #   PGDSN=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable bench/pgbench-compare.sh
 #   CEILING_MUX_GROUPS=0 bench/pgbench-compare.sh   # ceiling: a thread per worker
 #   CEILING_PG_IO=raw|poll|netpoll bench/pgbench-compare.sh  # ceiling's I/O mode
 #
-# Both tools use prepared statements and the server's default durability, and
-# each transaction is one statement and one commit on both sides. Differences
+# Both tools use prepared statements and the server's default durability
+# (DURABILITY=relaxed: synchronous_commit off for both), and each
+# transaction is one statement and one commit on both sides.
+#
+# Each round runs both tools back to back, alternating which goes first; the
+# ratio printed is the median of the rounds' ratios, so that a slow spell of
+# the machine (at default durability, every commit waits for a flush, and a
+# shared VM's disk stalls now and then) hits both sides of a round. The
+# req/s and CPU columns are medians over the rounds too, and "ratio range"
+# gives the lowest and highest round. Differences
 # that remain, and which side they favour:
 #  - ceiling deletes random live ids (pre-populated or inserted in the run);
 #    pgbench deletes the ROWS pre-populated ids in a pseudorandom order, each
@@ -27,7 +37,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PGDSN=${PGDSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
 DUR=${DUR:-10}
-ROUNDS=${ROUNDS:-1}
+ROUNDS=${ROUNDS:-3}
+DURABILITY=${DURABILITY:-server}
+case $DURABILITY in
+  server) pg_opts='' ;;
+  relaxed) pg_opts='-c synchronous_commit=off' ;;
+  *) echo "DURABILITY must be server or relaxed" >&2; exit 2 ;;
+esac
 CONNS=${CONNS:-"1 4 8 16"}
 ROWS=${ROWS:-100000}
 
@@ -59,7 +75,7 @@ pgbench_tps() { # script conns; prints tps and CPU µs per transaction, and for
   # the insert/delete script also records the share of deletes that found
   # their row in $work/hits.
   local j=$(( $2 < 2 ? $2 : 2 )) out="$work/pgbench.out" cpu
-  cpu=$( { TIMEFORMAT='%U %S'; time pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -D k=-1 -D nc="$2" -f "$1" "$PGDSN" >"$out" 2>&1; } 2>&1 ) ||
+  cpu=$( { TIMEFORMAT='%U %S'; time PGOPTIONS="$pg_opts" pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -D k=-1 -D nc="$2" -f "$1" "$PGDSN" >"$out" 2>&1; } 2>&1 ) ||
     { cat "$out" >&2; return 1; }
   if [ "$1" = "$work/insdel.sql" ]; then
     local tx left ins
@@ -76,7 +92,7 @@ pgbench_tps() { # script conns; prints tps and CPU µs per transaction, and for
 rows_flag() { [ "$1" = inserts-deletes ] && echo "--rows $ROWS"; true; }
 ceiling_tps() { # workload conns; prints requests/s and CPU µs per request
   local out="$work/res-$1-$2-$RANDOM"
-  "$work/ceiling" run "$1" --db "$PGDSN" -c "$2" -T "$DUR" $(rows_flag "$1") --out "$out" >/dev/null
+  "$work/ceiling" run "$1" --db "$PGDSN" -c "$2" -T "$DUR" --durability "$DURABILITY" $(rows_flag "$1") --out "$out" >/dev/null
   python3 -c '
 import json, glob, sys
 d = json.load(open(glob.glob(sys.argv[1] + "/*.json")[0]))
@@ -90,11 +106,12 @@ prepare() { # workload
   fi
 }
 
-printf "%-16s %5s %12s %12s %8s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "pgb us/tx" "ceil us/rq" "pgb del hit%"
+echo "durability $DURABILITY, $ROUNDS rounds of ${DUR}s per tool and case; medians over the rounds"
+printf "%-16s %5s %12s %12s %8s %13s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "ratio range" "pgb us/tx" "ceil us/rq" "pgb del hit%"
 for wl in single-inserts inserts-deletes; do
   script="$work/single.sql"; [ "$wl" = inserts-deletes ] && script="$work/insdel.sql"
   for c in $CONNS; do
-    p_sum=0; c_sum=0; pu_sum=0; cu_sum=0; : >"$work/hits"
+    : >"$work/hits"; : >"$work/rounds"
     for r in $(seq 1 "$ROUNDS"); do
       # Alternate which tool goes first, each on a freshly prepared table.
       if (( r % 2 == 1 )); then
@@ -104,13 +121,19 @@ for wl in single-inserts inserts-deletes; do
         read -r c_ cu < <(ceiling_tps "$wl" "$c")
         prepare "$wl"; read -r p pu < <(pgbench_tps "$script" "$c")
       fi
-      p_sum=$(python3 -c "print($p_sum + $p)"); c_sum=$(python3 -c "print($c_sum + $c_)")
-      pu_sum=$(python3 -c "print($pu_sum + $pu)"); cu_sum=$(python3 -c "print($cu_sum + $cu)")
+      echo "$p $c_ $pu $cu" >>"$work/rounds"
     done
-    python3 -c "
-h=[float(x) for x in open('$work/hits').read().split()]
-p=$p_sum/$ROUNDS; c=$c_sum/$ROUNDS
-print('%-16s %5d %12.0f %12.0f %8.2f %10.1f %10.1f %13s' % ('$wl', $c, p, c, c/p, $pu_sum/$ROUNDS, $cu_sum/$ROUNDS, '%.0f' % (sum(h)/len(h)) if h else '-'))"
+    python3 - "$wl" "$c" "$work/rounds" "$work/hits" <<'PY'
+import statistics as st, sys
+wl, c, rounds, hits = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rows = [list(map(float, l.split())) for l in open(rounds) if l.strip()]
+p, cc, pu, cu = (st.median(col) for col in zip(*rows))
+ratios = [r[1] / r[0] for r in rows]
+h = [float(x) for x in open(hits).read().split()]
+print('%-16s %5d %12.0f %12.0f %8.2f %13s %10.1f %10.1f %13s' % (
+    wl, c, p, cc, st.median(ratios), '%.2f-%.2f' % (min(ratios), max(ratios)),
+    pu, cu, '%.0f' % (sum(h) / len(h)) if h else '-'))
+PY
   done
 done
 psql -q "$PGDSN" -c "SET client_min_messages = warning; DROP SEQUENCE IF EXISTS ceiling.pgbench_ids" >/dev/null

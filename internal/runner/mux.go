@@ -31,20 +31,29 @@ import (
 // background reader after a slow write) stops its group for that long; it
 // stays correct, only slower.
 //
-// Group count: one group per muxPerGroup workers, at most one per two CPU
-// cores (a local server needs the others), at least one; a single worker
-// keeps its own thread. On the 2-core development VM (single-row inserts
-// against the local PostgreSQL, client CPU per request, medians of
-// alternated runs), one group beat both a thread per worker and two groups
-// from 2 to 16 workers: at 16 workers 13-14 µs per request in one group,
-// 16 µs in two, 19 µs with a thread each (pgbench -j 2: 11-12 µs). A lone
-// worker in a group costs more than on its own thread (poll(2) wake-ups
-// instead of a blocking recv: 16 against 14 µs). CEILING_MUX_GROUPS=n forces n groups,
-// also for one worker; 0 turns multiplexing off.
+// Group count: one group per muxPerGroup workers, at most one per CPU core,
+// at least one; a single worker keeps its own thread (a lone worker in a
+// group costs more than on its own thread: poll(2) wake-ups instead of a
+// blocking recv). Measured on the 2-core development VM, single-row inserts
+// against the local PostgreSQL with synchronous_commit off (CPU-bound, so
+// the client's efficiency shows), medians of 4 alternated 5 s runs; the
+// two-group runs also had the wait sampler at 50 ms instead of 10 (about 1%
+// of the machine; see postgres.WaitSampleInterval):
+//
+//	workers   one group   two groups   pgbench -j 2
+//	   4        37.4k       39.8k        40.4k req/s
+//	   8        38.4k       42.1k        42.8k
+//	  16        36.3k       40.7k        43.1k
+//
+// One group spends slightly less client CPU per request (11.3 against 12.1
+// µs at 4 workers), but while its thread waits for a core every connection
+// waits with it; two let one run while the other is descheduled, as
+// pgbench's two threads do. CEILING_MUX_GROUPS=n forces n groups, also for
+// one worker; 0 turns multiplexing off.
 
 // muxPerGroup is how many workers one group serves before another is
 // added (up to the core limit).
-const muxPerGroup = 8
+const muxPerGroup = 2
 
 // muxSlice is the longest a waiting coroutine goes without being resumed,
 // so that it re-checks its deadlines (how a cancelled request is
@@ -84,7 +93,7 @@ func (r *run) muxGroupCount() int {
 	if n < 2 {
 		return 0
 	}
-	return min((n+muxPerGroup-1)/muxPerGroup, max(1, runtime.NumCPU()/2))
+	return min((n+muxPerGroup-1)/muxPerGroup, runtime.NumCPU())
 }
 
 // setupMux splits the workers into groups and gives each connection its

@@ -75,6 +75,7 @@ type pgTarget struct {
 	mu     sync.Mutex // guards info and closed
 	info   target.Info
 	closed bool
+	done   chan struct{} // closed by Close (ends the wait sampler's sleeps)
 
 	adminMu sync.Mutex // guards admin; serialises schema operations
 	admin   *pgx.Conn
@@ -110,7 +111,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "ceiling"
 	}
-	t := &pgTarget{dsn: opts.DSN, cfg: cfg}
+	t := &pgTarget{dsn: opts.DSN, cfg: cfg, done: make(chan struct{})}
 
 	admin, err := t.connect(ctx, cfg)
 	if err != nil {
@@ -279,6 +280,7 @@ func (t *pgTarget) Close(ctx context.Context) error {
 		return nil
 	}
 	t.closed = true
+	close(t.done)
 	t.mu.Unlock()
 
 	var errs []error

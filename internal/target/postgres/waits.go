@@ -16,7 +16,14 @@ import (
 // WaitSampleInterval is the nominal period of the wait-event sampler. Each
 // sampling round is credited with the time actually elapsed since the
 // previous round, so a late round does not lose time.
-var WaitSampleInterval = 10 * time.Millisecond
+//
+// Each round is a query the server answers while the run loads it, and a
+// wake-up of the client. Measured on the 2-core development VM (4 workers,
+// CPU-bound single-row inserts): at 10 ms the sampler's backend used 2% of
+// a core, at 50 ms 0.4%. At 50 ms there are 20 rounds a second, each
+// observing every worker session: a 10 s run at 4 workers still gets 800
+// observations.
+var WaitSampleInterval = 50 * time.Millisecond
 
 // waitQuery lists the state of ceiling's worker sessions. It is run on the
 // wait sampler's own session (application_name "ceiling", so not counted).
@@ -143,17 +150,20 @@ func (w *waitSampler) run(t *pgTarget) {
 			cancel()
 		}
 	}()
-	// sleep waits d, returning false once the target is closed.
+	// sleep waits d, returning false once the target is closed. One timer
+	// serves every sleep.
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	sleep := func(d time.Duration) bool {
-		for end := time.Now().Add(d); ; {
-			if t.isClosed() {
-				return false
-			}
-			left := time.Until(end)
-			if left <= 0 {
-				return true
-			}
-			time.Sleep(min(left, 20*time.Millisecond))
+		if d <= 0 {
+			return !t.isClosed()
+		}
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+			return true
+		case <-t.done:
+			return false
 		}
 	}
 	backoff := 50 * time.Millisecond

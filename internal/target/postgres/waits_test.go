@@ -98,8 +98,9 @@ func TestWaitsAndCPU(t *testing.T) {
 	}
 	t.Log(msg, "samples", d[target.CtrWaitSamples], "server_cpu_s", d[target.CtrServerCPUSec],
 		"host_busy_s", d[target.CtrHostCPUBusy], "host_total_s", d[target.CtrHostCPUTotal])
-	if d[target.CtrWaitSamples] <= 20 {
-		t.Errorf("wait samples %v, want > 20", d[target.CtrWaitSamples])
+	// Half the nominal rounds at least (a loaded machine delays some).
+	if want := 0.5 * elapsedMs / float64(WaitSampleInterval.Milliseconds()); d[target.CtrWaitSamples] < want {
+		t.Errorf("wait samples %v, want >= %.0f", d[target.CtrWaitSamples], want)
 	}
 	if sum < 0.5*elapsedMs || sum > 1.5*elapsedMs {
 		t.Errorf("categories sum to %.0f ms over %.0f ms with one session", sum, elapsedMs)
