@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload/tpcc"
 )
 
@@ -34,8 +36,11 @@ func (e *env) checkCmd() *cobra.Command {
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			t, err := e.openTarget(ctx, f, 1)
+			t, err := e.openExisting(ctx, f)
 			if err != nil {
+				if errors.Is(err, target.ErrNoDatabase) {
+					return fmt.Errorf("check tpcc: %w; run `ceiling prepare tpcc` first", err)
+				}
 				return err
 			}
 			defer closeTarget(t)

@@ -76,6 +76,26 @@ func TestCleanupSQLite(t *testing.T) {
 	}
 }
 
+// TestMissingSQLiteFile: cleanup and check on a database file that does
+// not exist say so and leave no file behind (they used to create it).
+func TestMissingSQLiteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none.db")
+	db := "sqlite:" + path
+	out := mustCLI(t, "cleanup", "single-inserts", "--db", db)
+	if !strings.Contains(out, "nothing to clean up") || !strings.Contains(out, "does not exist") {
+		t.Errorf("cleanup of a missing file: %q", out)
+	}
+	code, _, errs := runCLI(t, context.Background(), "check", "tpcc", "--db", db)
+	if code == 0 || !strings.Contains(errs, "does not exist") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("check of a missing file: exit %d, stderr %q; want one line saying it does not exist", code, errs)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("%s was created", path+suffix)
+		}
+	}
+}
+
 // writeSQLiteFile makes a database file as another program would (its
 // own application_id, not ceiling's), holding one table with one row.
 func writeSQLiteFile(t *testing.T, path string) {

@@ -192,12 +192,25 @@ func (e *env) dsn(f *targetFlags) string {
 }
 
 func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int) (target.Target, error) {
+	return e.open(ctx, f, target.Options{MaxConns: threads})
+}
+
+// openExisting opens the target for a command that only reads or removes
+// what is there: an embedded database file that does not exist is an
+// error wrapping target.ErrNoDatabase, not created.
+func (e *env) openExisting(ctx context.Context, f *targetFlags) (target.Target, error) {
+	return e.open(ctx, f, target.Options{MaxConns: 1, MustExist: true})
+}
+
+// open opens the target of f with opts (DSN and durability from f).
+func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (target.Target, error) {
 	d, err := target.ParseDurability(f.durability)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	e.dsnUsed = e.dsn(f)
-	t, err := engines.Open(ctx, target.Options{DSN: e.dsnUsed, Durability: d, MaxConns: threads})
+	opts.DSN, opts.Durability = e.dsnUsed, d
+	t, err := engines.Open(ctx, opts)
 	if err != nil {
 		if errors.Is(err, target.ErrBadDSN) {
 			return nil, &UsageError{Err: err}

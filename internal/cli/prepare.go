@@ -68,7 +68,11 @@ table and, if ceiling created the file, the database file itself.`,
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				ctx := cmd.Context()
-				t, err := e.openTarget(ctx, f, 1)
+				t, err := e.openExisting(ctx, f)
+				if errors.Is(err, target.ErrNoDatabase) {
+					fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
+					return nil
+				}
 				if err != nil {
 					return err
 				}

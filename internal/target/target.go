@@ -42,6 +42,10 @@ type Options struct {
 	// MaxConns is a hint: how many worker connections the run will open
 	// (the target's own admin and sampler sessions come on top).
 	MaxConns int
+	// MustExist: the command only reads or removes what is there (check,
+	// cleanup), so an embedded database file that does not exist is an
+	// error wrapping ErrNoDatabase instead of being created.
+	MustExist bool
 }
 
 // Target is one database under test. It is safe for concurrent use by
@@ -234,6 +238,10 @@ type FileStat struct {
 
 // ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).
 var ErrBadDSN = errors.New("malformed DSN")
+
+// ErrNoDatabase: the database a command needs does not exist (an embedded
+// database file opened with Options.MustExist).
+var ErrNoDatabase = errors.New("no such database")
 
 // Settler is implemented by targets whose statistics lag behind the work
 // (PostgreSQL backends publish theirs about once a second and at exit). The

@@ -91,6 +91,9 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	t := &Target{path: abs, dsn: opts.DSN}
 	_, statErr := os.Stat(abs)
 	created := errors.Is(statErr, fs.ErrNotExist)
+	if created && opts.MustExist {
+		return nil, fmt.Errorf("sqlite: %s: %w (the file does not exist)", abs, target.ErrNoDatabase)
+	}
 	c, err := t.open(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
