@@ -30,9 +30,13 @@
 #    would be cheaper and favour pgbench). The script prints the share of
 #    pgbench's deletes that found their row (column "pgb del hit%"); raise
 #    ROWS (default 100,000) if it is below 100.
-#  - pgbench's rows are built by the server (repeat(), now()); ceiling sends
-#    a generated ~400-byte row as 12 text parameters (more client work and
-#    bytes: favours pgbench).
+#  - both send the inserted row as 11 text parameters (see insdel.sql
+#    below), but ceiling varies the date and the strings' lengths and text
+#    from row to row, and sends the id; pgbench sends a fixed date and fixed
+#    strings of ceiling's mean lengths, and takes the id from a sequence.
+#    ceiling generates more per row (a little more client work).
+#
+#   WORKLOADS=inserts-deletes bench/pgbench-compare.sh   # one of the two
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGDSN=${PGDSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
@@ -45,6 +49,7 @@ case $DURABILITY in
   *) echo "DURABILITY must be server or relaxed" >&2; exit 2 ;;
 esac
 CONNS=${CONNS:-"1 4 8 16"}
+WORKLOADS=${WORKLOADS:-"single-inserts inserts-deletes"}
 ROWS=${ROWS:-100000}
 
 command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 1; }
@@ -58,24 +63,39 @@ SQL
 # Each pgbench client deletes distinct pre-populated ids in a pseudorandom
 # order (permute() over a per-client counter k, kept across transactions),
 # so its deletes find their row, like ceiling's deletes of live ids.
+#
+# Its insert is ceiling's statement: the row goes as text parameters (with
+# -M prepared, pgbench sends each :variable as a parameter of the prepared
+# statement), which the server parses at every execution as it does
+# ceiling's: random numbers drawn per insert like ceiling's, and the date
+# and the three strings as fixed -D values of ceiling's mean lengths (30,
+# 125 and 197 characters). Only the id comes from a sequence.
 cat > "$work/insdel.sql" <<SQL
 \\set coin random(0, 1)
 \\if :coin = 0
+\\set bit random(0, 1)
+\\set ti random(0, 255)
+\\set si random(-32768, 32767)
+\\set i random(-2147483648, 2147483647)
+\\set bi random(-2305843009213693952, 2305843009213693951)
+\\set fl random(0, 999999999) / 1000.0
+\\set mo random(0, 99999999) / 100.0
 INSERT INTO ceiling.rows (row_id, bit_col, tinyint_col, smallint_col, int_col, bigint_col, dt_col, float_col, money_col, vc_short, vc_mid, vc_long)
-VALUES (nextval('ceiling.pgbench_ids'), true, 12, 1234, 123456, 1234567890123, now(), 3.14159, 1234.56,
-        repeat('s', 30), repeat('m', 125), repeat('l', 197));
+VALUES (nextval('ceiling.pgbench_ids'), :bit, :ti, :si, :i, :bi, :dt, :fl, :mo, :vs, :vm, :vl);
 \\else
 \\set k :k + 1
 \\set id permute(:k * :nc + :client_id, $ROWS) + 1
 DELETE FROM ceiling.rows WHERE row_id = :id;
 \\endif
 SQL
+row_vars=(-D "dt=2019-03-14 12:34:56.789" -D "vs=$(printf 's%.0s' {1..30})"
+  -D "vm=$(printf 'm%.0s' {1..125})" -D "vl=$(printf 'l%.0s' {1..197})")
 
 pgbench_tps() { # script conns; prints tps and CPU µs per transaction, and for
   # the insert/delete script also records the share of deletes that found
   # their row in $work/hits.
   local j=$(( $2 < 2 ? $2 : 2 )) out="$work/pgbench.out" cpu
-  cpu=$( { TIMEFORMAT='%U %S'; time PGOPTIONS="$pg_opts" pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -D k=-1 -D nc="$2" -f "$1" "$PGDSN" >"$out" 2>&1; } 2>&1 ) ||
+  cpu=$( { TIMEFORMAT='%U %S'; time PGOPTIONS="$pg_opts" pgbench -n -M prepared -c "$2" -j "$j" -T "$DUR" -D k=-1 -D nc="$2" "${row_vars[@]}" -f "$1" "$PGDSN" >"$out" 2>&1; } 2>&1 ) ||
     { cat "$out" >&2; return 1; }
   if [ "$1" = "$work/insdel.sql" ]; then
     local tx left ins
@@ -108,7 +128,7 @@ prepare() { # workload
 
 echo "durability $DURABILITY, $ROUNDS rounds of ${DUR}s per tool and case; medians over the rounds"
 printf "%-16s %5s %12s %12s %8s %13s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "ratio range" "pgb us/tx" "ceil us/rq" "pgb del hit%"
-for wl in single-inserts inserts-deletes; do
+for wl in $WORKLOADS; do
   script="$work/single.sql"; [ "$wl" = inserts-deletes ] && script="$work/insdel.sql"
   for c in $CONNS; do
     : >"$work/hits"; : >"$work/rounds"
