@@ -60,6 +60,13 @@ func testRoundTrip(t *testing.T, dial func(context.Context, string, string) (net
 	if _, ok := c.(*blockingConn); !ok {
 		t.Fatalf("dialBlocking over TCP returned %T, want *blockingConn", c)
 	}
+	echoRoundTrip(t, c)
+}
+
+// echoRoundTrip writes a message to c, connected to listenEcho's echo
+// server, and reads it back.
+func echoRoundTrip(t *testing.T, c net.Conn) {
+	t.Helper()
 	msg := []byte("hello, server")
 	if n, err := c.Write(msg); err != nil || n != len(msg) {
 		t.Fatalf("write: %d, %v", n, err)
@@ -207,14 +214,7 @@ func TestCoopRoundTrip(t *testing.T) {
 	w := &pollWaiter{slice: 100 * time.Millisecond}
 	c := dialCoop(t, listenEcho(t, true), w)
 	for i := 0; i < 3; i++ {
-		msg := []byte("hello, server")
-		if n, err := c.Write(msg); err != nil || n != len(msg) {
-			t.Fatalf("write: %d, %v", n, err)
-		}
-		buf := make([]byte, len(msg))
-		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != string(msg) {
-			t.Fatalf("read back %q, %v", buf, err)
-		}
+		echoRoundTrip(t, c)
 	}
 	if w.calls.Load() < 3 {
 		t.Fatalf("the waiter was called %d times for 3 round trips, want at least 3", w.calls.Load())
