@@ -134,7 +134,7 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 	if err != nil {
 		return err
 	}
-	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, name)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, runner.Multiplexes(cfg, w), name)
 	if err != nil {
 		return err
 	}

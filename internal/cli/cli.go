@@ -191,8 +191,8 @@ func (e *env) dsn(f *targetFlags) string {
 	return engines.DefaultDSN
 }
 
-func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int) (target.Target, error) {
-	return e.open(ctx, f, target.Options{MaxConns: threads})
+func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int, multiplexed bool) (target.Target, error) {
+	return e.open(ctx, f, target.Options{MaxConns: threads, Multiplexed: multiplexed})
 }
 
 // openExisting opens the target for a command that only reads or removes
@@ -230,12 +230,13 @@ func closeTarget(t target.Target) error {
 
 // openForRun checks that the result can be written, opens the target and
 // prints the header line. The returned function closes the target (restoring
-// any setting) the first time it is called; callers defer it.
-func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, threads int, what string) (target.Target, func() error, error) {
+// any setting) the first time it is called; callers defer it. multiplexed
+// is runner.Multiplexes for the run's main configuration.
+func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, threads int, multiplexed bool, what string) (target.Target, func() error, error) {
 	if err := checkOutDir(out); err != nil {
 		return nil, nil, err
 	}
-	t, err := e.openTarget(ctx, f, threads)
+	t, err := e.openTarget(ctx, f, threads, multiplexed)
 	if err != nil {
 		return nil, nil, err
 	}

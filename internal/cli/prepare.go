@@ -32,7 +32,7 @@ func (e *env) prepareCmd() *cobra.Command {
 					return &UsageError{Err: err}
 				}
 				ctx := cmd.Context()
-				t, err := e.openTarget(ctx, f, 1)
+				t, err := e.openTarget(ctx, f, 1, false)
 				if err != nil {
 					return err
 				}

@@ -349,7 +349,7 @@ func unwrapPath(err error) error {
 }
 
 func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runFlags, cfg runner.Config) (err error) {
-	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, name)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, runner.Multiplexes(cfg, w), name)
 	if err != nil {
 		return err
 	}

@@ -83,10 +83,14 @@ type muxGroup struct {
 // muxGroupCount is how many groups the run's workers are split into; 0
 // means one goroutine per worker.
 func (r *run) muxGroupCount() int {
-	if r.cfg.openLoop() || !muxSupported {
+	return groupCount(r.cfg, len(r.workers))
+}
+
+// groupCount is muxGroupCount for n workers.
+func groupCount(cfg Config, n int) int {
+	if cfg.openLoop() || !muxSupported {
 		return 0
 	}
-	n := len(r.workers)
 	if v, err := strconv.Atoi(os.Getenv("CEILING_MUX_GROUPS")); err == nil && v >= 0 {
 		return min(v, n)
 	}
@@ -94,6 +98,18 @@ func (r *run) muxGroupCount() int {
 		return 0
 	}
 	return min((n+muxPerGroup-1)/muxPerGroup, runtime.NumCPU())
+}
+
+// Multiplexes reports whether a run of cfg with w's workers will serve
+// them a few per thread, provided their connections cooperate
+// (target.Cooperative): a closed loop of several workers that do not pause
+// (workload.PauseDeclarer). Targets use it as a hint when dialling
+// (target.Options.Multiplexed).
+func Multiplexes(cfg Config, w workload.Workload) bool {
+	if p, ok := w.(workload.PauseDeclarer); ok && p.WorkersPause() {
+		return false
+	}
+	return groupCount(cfg, cfg.Threads) > 0
 }
 
 // setupMux splits the workers into groups and gives each connection its

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ type tidWorkload struct {
 	doSQL string
 	pause bool // workers implement workload.Pauser
 	calls atomic.Int64
+	procs atomic.Int64 // the highest GOMAXPROCS seen as workers were made
 
 	mu   sync.Mutex
 	tids map[int]map[int]bool // worker id → threads seen
@@ -47,6 +49,7 @@ func (w *tidWorkload) NewWorker(_ context.Context, _ target.Target, c target.Con
 	tw := &tidWorker{w: w, c: c, id: id, tids: map[int]bool{}}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.procs.Store(max(w.procs.Load(), int64(runtime.GOMAXPROCS(0))))
 	if w.tids == nil {
 		w.tids = map[int]map[int]bool{}
 	}
@@ -331,7 +334,9 @@ func openPG(t *testing.T, dsn string, workers int) target.Target {
 	t.Setenv("CEILING_PG_IO", "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tg, err := postgres.Open(ctx, target.Options{DSN: dsn, MaxConns: workers})
+	// Multiplexes as the CLI asks it (CEILING_MUX_GROUPS set by the caller
+	// counts).
+	tg, err := postgres.Open(ctx, target.Options{DSN: dsn, MaxConns: workers, Multiplexed: Multiplexes(Config{Threads: workers}, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,6 +385,74 @@ func TestMuxPostgres(t *testing.T) {
 	}
 	if n := countRows(t, dsn); n != 4000 {
 		t.Fatalf("%d rows in the table, want 4000", n)
+	}
+	per, all := w.threads()
+	if all != 2 {
+		t.Errorf("workers ran on %d threads (per worker %v), want 2", all, per)
+	}
+}
+
+// pausingWorkload declares that its workers pause.
+type pausingWorkload struct{ tidWorkload }
+
+func (*pausingWorkload) WorkersPause() bool { return true }
+
+// TestMultiplexes: the hint targets dial by follows the runner's rule.
+func TestMultiplexes(t *testing.T) {
+	t.Setenv("CEILING_MUX_GROUPS", "")
+	w := &tidWorkload{}
+	cases := []struct {
+		name string
+		cfg  Config
+		w    workload.Workload
+		want bool
+	}{
+		{"closed loop, 8 workers", Config{Threads: 8}, w, muxSupported},
+		{"closed loop, 64 workers", Config{Threads: 64}, w, muxSupported},
+		{"one worker", Config{Threads: 1}, w, false},
+		{"open loop", Config{Threads: 8, Rate: 100}, w, false},
+		{"workers that pause", Config{Threads: 8}, &pausingWorkload{}, false},
+	}
+	for _, c := range cases {
+		if got := Multiplexes(c.cfg, c.w); got != c.want {
+			t.Errorf("%s: Multiplexes = %v, want %v", c.name, got, c.want)
+		}
+	}
+	t.Setenv("CEILING_MUX_GROUPS", "0")
+	if Multiplexes(Config{Threads: 8}, w) {
+		t.Error("CEILING_MUX_GROUPS=0: Multiplexes = true, want false")
+	}
+}
+
+// TestMuxPostgresManyWorkers: more workers than the raw limit
+// (postgres.maxRawWorkers) are multiplexed too, on as many threads as
+// groups, and their connections never held a P each.
+func TestMuxPostgresManyWorkers(t *testing.T) {
+	dsn := pgDSN(t)
+	t.Setenv("CEILING_MUX_GROUPS", "2")
+	procs := runtime.GOMAXPROCS(0)
+	const workers = 24
+	tg := openPG(t, dsn, workers)
+	w := &tidWorkload{doSQL: "INSERT INTO ceiling.mux_test DEFAULT VALUES"}
+	res, err := Run(context.Background(), Config{Threads: workers, Ops: 4800}, tg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each worker is made once its connection is open: a raw connection
+	// would have raised GOMAXPROCS to one more than the connections.
+	if got := w.procs.Load(); got > int64(procs) {
+		t.Errorf("GOMAXPROCS reached %d while %d workers connected (was %d): the connections held Ps", got, workers, procs)
+	}
+	tot := res.Total.Total()
+	var errs int64
+	for _, n := range tot.Errors {
+		errs += n
+	}
+	if tot.Requests != 4800 || errs != 0 {
+		t.Fatalf("requests %d, errors %v (first %v): want 4800 and none", tot.Requests, tot.Errors, res.Total.FirstErr)
+	}
+	if n := countRows(t, dsn); n != 4800 {
+		t.Fatalf("%d rows in the table, want 4800", n)
 	}
 	per, all := w.threads()
 	if all != 2 {

@@ -42,6 +42,10 @@ type Options struct {
 	// MaxConns is a hint: how many worker connections the run will open
 	// (the target's own admin and sampler sessions come on top).
 	MaxConns int
+	// Multiplexed is a hint: the runner will serve the worker connections
+	// a few per thread (target.Cooperative; runner.Multiplexes), so a
+	// target may dial them for that even when there are many.
+	Multiplexed bool
 	// MustExist: the command only reads or removes what is there (check,
 	// cleanup), so an embedded database file that does not exist is an
 	// error wrapping ErrNoDatabase instead of being created.

@@ -43,6 +43,14 @@ type Pauser interface {
 	Pause(ctx context.Context) error
 }
 
+// PauseDeclarer is implemented by workloads whose workers are Pausers, so
+// that before any worker exists a run knows they will pause: the runner
+// then gives each worker its own goroutine instead of multiplexing several
+// on one thread, and the target dials its connections for that.
+type PauseDeclarer interface {
+	WorkersPause() bool
+}
+
 // Isolator is implemented by workloads whose requests mix several
 // operation types (TPC-C's five transactions). After the measured run,
 // `ceiling run` runs each type alone for a short while to measure what it

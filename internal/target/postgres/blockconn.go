@@ -142,6 +142,20 @@ func dialMux(ctx context.Context, network, addr string) (net.Conn, error) {
 	return c, err
 }
 
+// dialMuxPoll is dialMux for many workers: until (unless) it turns
+// cooperative, the connection waits in poll(2) through ordinary system
+// calls, which give the goroutine's P back, instead of holding a P as a
+// raw one does. A run that is not multiplexed (an open loop, a workload
+// that pauses) then needs a thread per blocked connection but not a P per
+// connection.
+func dialMuxPoll(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := dialBlocking(ctx, network, addr)
+	if bc, ok := c.(*blockingConn); ok {
+		bc.mux = true
+	}
+	return c, err
+}
+
 // setWaiter implements target.Cooperative for a mux connection (false for
 // any other). With a waiter, send and recv never block (MSG_DONTWAIT): when
 // the socket is not ready, the connection calls wait, which suspends the
@@ -157,7 +171,9 @@ func (c *blockingConn) setWaiter(wait waitFunc) bool {
 	}
 	if wait == nil {
 		c.waiter.Store(nil)
-		c.rawCount(true, false)
+		if c.raw {
+			c.rawCount(true, false)
+		}
 		return true
 	}
 	c.waiter.Store(&wait)

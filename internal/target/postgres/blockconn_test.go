@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io"
 	"net"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sys/unix"
 )
 
@@ -316,6 +318,50 @@ func TestCoopReleasesProcs(t *testing.T) {
 	}
 }
 
+// TestMuxPollHoldsNoProc: a connection dialled for many workers
+// (dialMuxPoll) neither holds a P nor is counted as raw, whether it is
+// cooperative or back to blocking, and it works both ways.
+func TestMuxPollHoldsNoProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	addr := listenEcho(t, true)
+	rawMu.Lock()
+	before := rawConns
+	rawMu.Unlock()
+	procs := runtime.GOMAXPROCS(0)
+	c, err := dialMuxPoll(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bc, ok := c.(*blockingConn)
+	if !ok || bc.raw || !bc.mux {
+		t.Fatalf("dialMuxPoll over TCP returned %T (raw %v), want a mux, non-raw *blockingConn", c, ok && bc.raw)
+	}
+	counted := func(when string) {
+		t.Helper()
+		rawMu.Lock()
+		n := rawConns
+		rawMu.Unlock()
+		if n != before || runtime.GOMAXPROCS(0) != procs {
+			t.Fatalf("%s: %d raw connections counted, GOMAXPROCS %d; want %d and %d", when, n, runtime.GOMAXPROCS(0), before, procs)
+		}
+	}
+	counted("dialled")
+	echoRoundTrip(t, bc)
+	w := &pollWaiter{slice: 100 * time.Millisecond}
+	if !bc.setWaiter(w.wait) {
+		t.Fatal("a mux-poll connection refused a waiter")
+	}
+	echoRoundTrip(t, bc)
+	if w.calls.Load() == 0 {
+		t.Fatal("the cooperative round trip never went through the waiter")
+	}
+	counted("cooperative")
+	bc.setWaiter(nil)
+	echoRoundTrip(t, bc)
+	counted("back to blocking")
+}
+
 // readUntilDeadline blocks a read on c (the peer sends nothing), sets a
 // read deadline in the past after the given delay, and checks that the
 // read returns a timeout error promptly.
@@ -338,5 +384,45 @@ func readUntilDeadline(t *testing.T, c net.Conn, after time.Duration) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("read did not return after its deadline passed")
+	}
+}
+
+// TestWorkerDialChoice: how worker sessions are dialled by worker count and
+// by whether the run will be multiplexed.
+func TestWorkerDialChoice(t *testing.T) {
+	t.Setenv("CEILING_PG_IO", "")
+	t.Setenv("CEILING_PG_NETPOLL", "")
+	name := func(d pgconn.DialFunc) string {
+		if d == nil {
+			return "netpoll"
+		}
+		for n, f := range map[string]pgconn.DialFunc{"mux": dialMux, "muxpoll": dialMuxPoll, "raw": dialRaw, "poll": dialBlocking} {
+			if reflect.ValueOf(f).Pointer() == reflect.ValueOf(d).Pointer() {
+				return n
+			}
+		}
+		return "unknown"
+	}
+	cases := []struct {
+		workers     int
+		multiplexed bool
+		want        string
+	}{
+		{0, false, "netpoll"},
+		{1, false, "mux"},
+		{maxRawWorkers, true, "mux"},
+		{maxRawWorkers, false, "mux"},
+		{maxRawWorkers + 1, true, "muxpoll"},
+		{maxRawWorkers + 1, false, "netpoll"},
+		{200, true, "muxpoll"},
+	}
+	for _, c := range cases {
+		if got := name(workerDial(c.workers, c.multiplexed)); got != c.want {
+			t.Errorf("workerDial(%d, %v) = %s, want %s", c.workers, c.multiplexed, got, c.want)
+		}
+	}
+	t.Setenv("CEILING_PG_IO", "raw")
+	if got := name(workerDial(200, true)); got != "raw" {
+		t.Errorf("CEILING_PG_IO=raw: workerDial = %s, want raw", got)
 	}
 }

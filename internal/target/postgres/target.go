@@ -141,7 +141,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		Before:  info.Settings["synchronous_commit"],
 	}
 	t.wcfg = cfg.Copy()
-	if dial := workerDial(opts.MaxConns); dial != nil {
+	if dial := workerDial(opts.MaxConns, opts.Multiplexed); dial != nil {
 		// Worker sessions block in the kernel like C clients; see blockingConn.
 		t.wcfg.DialFunc = dial
 	}
@@ -387,7 +387,7 @@ func oneLine(s string) string {
 }
 
 // workerDial picks how worker sessions wait for the server; nil means Go's
-// netpoller. CEILING_PG_IO=netpoll|poll|raw|mux forces one
+// netpoller. CEILING_PG_IO=netpoll|poll|raw|mux|muxpoll forces one
 // (CEILING_PG_NETPOLL=1 is netpoll, =0 poll, kept for older scripts).
 //
 //   - mux (default for up to 16 workers): raw, and the session may turn
@@ -398,11 +398,21 @@ func oneLine(s string) string {
 //     scheduler out (see dialRaw); never cooperative.
 //     Client CPU per single-row insert on the 2-core VM: 22 µs at 1
 //     connection, 33 µs at 4, 39 µs at 16 (netpoll: 70, 61, 48 µs).
+//   - muxpoll (default for more workers when the run will be multiplexed,
+//     target.Options.Multiplexed): like mux, but until it turns
+//     cooperative the session waits as poll does, holding no P. Single-row
+//     inserts with synchronous_commit off, 32 workers in two groups: 32-38k
+//     req/s at 13-15 µs of client CPU per request, against 25-29k and
+//     16-19 µs through the netpoller.
 //   - poll: blocking poll(2) then read through ordinary system calls.
-//   - netpoll: the default for more workers, where one thread per
-//     connection would cost more than multiplexing them (not measured
-//     beyond 16).
-func workerDial(workers int) pgconn.DialFunc {
+//   - netpoll: Go's netpoller, as any Go program: the default for more
+//     workers in a run that is not multiplexed (an open loop, TPC-C's
+//     pausing virtual users), where a thread blocked per connection cost
+//     more (open loop at 5,000 req/s with 64 threads: 96-100 µs of client
+//     CPU per request through poll, 75-91 through the netpoller; TPC-C
+//     with 32 virtual users: 380-590 against 530-710 transactions/s). The
+//     admin and sampler sessions always use it.
+func workerDial(workers int, multiplexed bool) pgconn.DialFunc {
 	mode := os.Getenv("CEILING_PG_IO")
 	switch os.Getenv("CEILING_PG_NETPOLL") {
 	case "1":
@@ -411,14 +421,22 @@ func workerDial(workers int) pgconn.DialFunc {
 		mode = "poll"
 	}
 	if mode == "" {
-		mode = "netpoll"
-		if workers > 0 && workers <= maxRawWorkers {
+		switch {
+		case workers <= 0:
+			mode = "netpoll"
+		case workers <= maxRawWorkers:
 			mode = "mux"
+		case multiplexed:
+			mode = "muxpoll"
+		default:
+			mode = "netpoll"
 		}
 	}
 	switch mode {
 	case "mux":
 		return dialMux
+	case "muxpoll":
+		return dialMuxPoll
 	case "raw":
 		return dialRaw
 	case "poll":
@@ -427,6 +445,6 @@ func workerDial(workers int) pgconn.DialFunc {
 	return nil
 }
 
-// maxRawWorkers bounds the worker count for which raw (mux) blocking I/O
-// is the default.
+// maxRawWorkers bounds the worker count for which mux (raw until
+// cooperative) is the default; a raw connection holds a P.
 const maxRawWorkers = 16

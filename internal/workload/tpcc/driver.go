@@ -179,7 +179,14 @@ type vuser struct {
 	timer *time.Timer
 }
 
-var _ workload.Pauser = (*vuser)(nil)
+var (
+	_ workload.Pauser        = (*vuser)(nil)
+	_ workload.PauseDeclarer = (*Workload)(nil)
+)
+
+// WorkersPause implements workload.PauseDeclarer: every virtual user is a
+// Pauser (its Pause returns at once without --keying-thinking).
+func (w *Workload) WorkersPause() bool { return true }
 
 // Isolate implements workload.Isolator.
 func (w *Workload) Isolate(op int) {
