@@ -375,16 +375,23 @@ func TestMuxPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkInsertRun(t, dsn, w, res, 4000)
+}
+
+// checkInsertRun checks a two-group run of w's inserts into mux_test: every
+// one of the ops requests counted and stored, no error, two threads.
+func checkInsertRun(t *testing.T, dsn string, w *tidWorkload, res *Result, ops int64) {
+	t.Helper()
 	tot := res.Total.Total()
 	var errs int64
 	for _, n := range tot.Errors {
 		errs += n
 	}
-	if tot.Requests != 4000 || errs != 0 {
-		t.Fatalf("requests %d, errors %v (first %v): want 4000 and none", tot.Requests, tot.Errors, res.Total.FirstErr)
+	if tot.Requests != ops || errs != 0 {
+		t.Fatalf("requests %d, errors %v (first %v): want %d and none", tot.Requests, tot.Errors, res.Total.FirstErr, ops)
 	}
-	if n := countRows(t, dsn); n != 4000 {
-		t.Fatalf("%d rows in the table, want 4000", n)
+	if n := countRows(t, dsn); n != ops {
+		t.Fatalf("%d rows in the table, want %d", n, ops)
 	}
 	per, all := w.threads()
 	if all != 2 {
@@ -443,21 +450,7 @@ func TestMuxPostgresManyWorkers(t *testing.T) {
 	if got := w.procs.Load(); got > int64(procs) {
 		t.Errorf("GOMAXPROCS reached %d while %d workers connected (was %d): the connections held Ps", got, workers, procs)
 	}
-	tot := res.Total.Total()
-	var errs int64
-	for _, n := range tot.Errors {
-		errs += n
-	}
-	if tot.Requests != 4800 || errs != 0 {
-		t.Fatalf("requests %d, errors %v (first %v): want 4800 and none", tot.Requests, tot.Errors, res.Total.FirstErr)
-	}
-	if n := countRows(t, dsn); n != 4800 {
-		t.Fatalf("%d rows in the table, want 4800", n)
-	}
-	per, all := w.threads()
-	if all != 2 {
-		t.Errorf("workers ran on %d threads (per worker %v), want 2", all, per)
-	}
+	checkInsertRun(t, dsn, w, res, 4800)
 }
 
 // TestMuxPostgresCancel: eight workers in two groups all wait in the server

@@ -275,14 +275,19 @@ func TestCoopOnlyMux(t *testing.T) {
 	}
 }
 
+// rawCounted returns how many connections rawCount counts as raw.
+func rawCounted() int {
+	rawMu.Lock()
+	defer rawMu.Unlock()
+	return rawConns
+}
+
 // TestCoopReleasesProcs: a raw connection holds a P (GOMAXPROCS counts it);
 // once cooperative it does not, and the extra P is given back.
 func TestCoopReleasesProcs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	addr := listenEcho(t, true)
-	rawMu.Lock()
-	before := rawConns
-	rawMu.Unlock()
+	before := rawCounted()
 	var conns []*blockingConn
 	for i := 0; i < 3; i++ {
 		c, err := dialMux(context.Background(), "tcp", addr)
@@ -300,9 +305,7 @@ func TestCoopReleasesProcs(t *testing.T) {
 	for _, c := range conns {
 		c.setWaiter(w.wait)
 	}
-	rawMu.Lock()
-	after := rawConns
-	rawMu.Unlock()
+	after := rawCounted()
 	if after != before {
 		t.Fatalf("raw connections counted: %d after turning cooperative, want %d", after, before)
 	}
@@ -310,9 +313,7 @@ func TestCoopReleasesProcs(t *testing.T) {
 		t.Fatalf("GOMAXPROCS stayed %d after the connections turned cooperative", got)
 	}
 	conns[0].setWaiter(nil)
-	rawMu.Lock()
-	back := rawConns
-	rawMu.Unlock()
+	back := rawCounted()
 	if back != before+1 {
 		t.Fatalf("raw connections counted: %d after one went back to blocking, want %d", back, before+1)
 	}
@@ -324,9 +325,7 @@ func TestCoopReleasesProcs(t *testing.T) {
 func TestMuxPollHoldsNoProc(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	addr := listenEcho(t, true)
-	rawMu.Lock()
-	before := rawConns
-	rawMu.Unlock()
+	before := rawCounted()
 	procs := runtime.GOMAXPROCS(0)
 	c, err := dialMuxPoll(context.Background(), "tcp", addr)
 	if err != nil {
@@ -339,11 +338,8 @@ func TestMuxPollHoldsNoProc(t *testing.T) {
 	}
 	counted := func(when string) {
 		t.Helper()
-		rawMu.Lock()
-		n := rawConns
-		rawMu.Unlock()
-		if n != before || runtime.GOMAXPROCS(0) != procs {
-			t.Fatalf("%s: %d raw connections counted, GOMAXPROCS %d; want %d and %d", when, n, runtime.GOMAXPROCS(0), before, procs)
+		if n := rawCounted(); n != before || runtime.GOMAXPROCS(0) != procs {
+			t.Fatalf("%s: %d raw connections counted, GOMAXPROCS %d; want %d and %d", when, rawCounted(), runtime.GOMAXPROCS(0), before, procs)
 		}
 	}
 	counted("dialled")
