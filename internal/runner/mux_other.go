@@ -14,7 +14,9 @@ const (
 	pollOut      = 4
 )
 
-func gettid() int { return 0 }
+func curg() uintptr { return 0 }
+
+const curgIsGoroutine = false
 
 func pollWait([]pollFd, time.Duration) (int, error) {
 	return 0, errors.New("runner: multiplexing is not supported on this system")

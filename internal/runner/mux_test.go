@@ -108,6 +108,12 @@ type pipeConn struct {
 	set    atomic.Int64 // SetWaiter calls with a waiter
 	unset  atomic.Int64 // SetWaiter(nil) calls
 	waits  atomic.Int64 // waits that suspended the caller
+
+	// With probeForeign, each Exec first asks the waiter from another
+	// goroutine (as pgconn's background reader could); foreign counts the
+	// times it agreed to suspend that caller.
+	probeForeign bool
+	foreign      atomic.Int64
 }
 
 func newPipeConn(t testing.TB, accept bool) *pipeConn {
@@ -150,6 +156,13 @@ func (c *pipeConn) SetWaiter(w func(int, bool) bool) bool {
 }
 
 func (c *pipeConn) Exec(ctx context.Context, _ string, _ ...any) (int64, error) {
+	if w := c.waiter.Load(); w != nil && c.probeForeign {
+		done := make(chan bool)
+		go func() { done <- (*w)(c.fd, false) }()
+		if <-done {
+			c.foreign.Add(1)
+		}
+	}
 	if _, err := unix.Write(c.fd, []byte{1}); err != nil {
 		return 0, err
 	}
@@ -175,8 +188,9 @@ func (c *pipeConn) Close() error { return unix.Close(c.fd) }
 // pipeTarget hands out pipeConns.
 type pipeTarget struct {
 	fakeTarget
-	t      testing.TB
-	refuse int // the refuse-th connection (1-based) does not cooperate
+	t       testing.TB
+	refuse  int  // the refuse-th connection (1-based) does not cooperate
+	foreign bool // connections probe the waiter from other goroutines
 	mu     sync.Mutex
 	conns  []*pipeConn
 }
@@ -185,6 +199,7 @@ func (p *pipeTarget) Connect(context.Context) (target.Conn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := newPipeConn(p.t, len(p.conns)+1 != p.refuse)
+	c.probeForeign = p.foreign
 	p.conns = append(p.conns, c)
 	return c, nil
 }
@@ -219,6 +234,32 @@ func TestMuxGroupsShareThreads(t *testing.T) {
 			t.Errorf("connection %d: SetWaiter called %d times, want 1", i, c.set.Load())
 		}
 		waits += c.waits.Load()
+	}
+	if waits == 0 {
+		t.Error("no request waited through the group's poll")
+	}
+}
+
+// TestMuxWaiterOnlyForItsCoroutine: a group's waiter suspends only the
+// coroutine of its own worker; asked from any other goroutine (pgconn's
+// background reader), it declines, and the requests still complete.
+func TestMuxWaiterOnlyForItsCoroutine(t *testing.T) {
+	t.Setenv("CEILING_MUX_GROUPS", "2")
+	pt := &pipeTarget{t: t, foreign: true}
+	res, err := Run(context.Background(), Config{Threads: 4, Ops: 2000}, pt, &tidWorkload{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Total.Total().Requests; got != 2000 {
+		t.Fatalf("requests %d, want 2000", got)
+	}
+	var foreign, waits int64
+	for _, c := range pt.conns {
+		foreign += c.foreign.Load()
+		waits += c.waits.Load()
+	}
+	if foreign != 0 {
+		t.Errorf("the waiter agreed %d times to suspend a goroutine that was not its worker's coroutine", foreign)
 	}
 	if waits == 0 {
 		t.Error("no request waited through the group's poll")

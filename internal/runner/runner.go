@@ -518,6 +518,7 @@ type worker struct {
 	// yield of the coroutine running loop.
 	waiter func(fd int, write bool) bool
 	yield  func(muxWait) bool
+	self   atomic.Uintptr // curg of the coroutine running loop; 0 outside it
 }
 
 func (k *worker) loop(ctx context.Context) {
