@@ -17,7 +17,6 @@ const (
 
 var _ [unsafe.Sizeof(unix.PollFd{})]struct{} = [unsafe.Sizeof(pollFd{})]struct{}{}
 
-
 // pollWait waits up to timeout for one of fds to be ready and returns how
 // many are. Like the raw connections' recv, it keeps the scheduler out
 // (the group keeps its P and thread); a signal, such as the runtime's

@@ -191,8 +191,8 @@ type pipeTarget struct {
 	t       testing.TB
 	refuse  int  // the refuse-th connection (1-based) does not cooperate
 	foreign bool // connections probe the waiter from other goroutines
-	mu     sync.Mutex
-	conns  []*pipeConn
+	mu      sync.Mutex
+	conns   []*pipeConn
 }
 
 func (p *pipeTarget) Connect(context.Context) (target.Conn, error) {
