@@ -266,9 +266,9 @@ func (c *blockingConn) rawIO(write bool, p []byte, flags uintptr) (int, syscall.
 	if len(p) == 0 {
 		return 0, 0
 	}
-	trap := uintptr(syscall.SYS_RECVFROM)
+	trap := uintptr(unix.SYS_RECVFROM)
 	if write {
-		trap, flags = syscall.SYS_SENDTO, flags|unix.MSG_NOSIGNAL
+		trap, flags = unix.SYS_SENDTO, flags|unix.MSG_NOSIGNAL
 	}
 	n, _, e := syscall.RawSyscall6(trap, uintptr(c.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags, 0, 0)
 	runtime.KeepAlive(p)

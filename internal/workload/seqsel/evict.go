@@ -57,7 +57,7 @@ func fadviseDontNeed(paths ...string) string {
 		// Dirty pages are not dropped: write them back first.
 		err = f.Sync()
 		if err == nil {
-			err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+			err = dropFilePages(f)
 		}
 		f.Close()
 		if err != nil {
