@@ -1,10 +1,6 @@
 package runner
 
-import (
-	"syscall"
-
-	"github.com/ceiling-db/ceiling/internal/target"
-)
+import "github.com/ceiling-db/ceiling/internal/target"
 
 // Evidence is the change in the server's counters over a period.
 type Evidence struct {
@@ -71,13 +67,4 @@ func (e *Evidence) Add(o *Evidence) {
 			e.Files = append(e.Files, f)
 		}
 	}
-}
-
-// processCPU returns this process's user+system CPU seconds, or -1.
-func processCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -439,7 +439,13 @@ func TestSamplerDeltas(t *testing.T) {
 					t.Fatalf("Sample: %v", err)
 				}
 				d = delta(s0, s1)
-				if d[target.CtrCommits] >= n || time.Now().After(deadline) {
+				// The backend's WAL counters can be published after its
+				// table and database counters (seen once in a full run: all
+				// 200 inserts and commits counted, 70 syncs), so a full
+				// durability run also waits for its syncs.
+				published := d[target.CtrCommits] >= n && d["pg.tup_inserted"] >= n &&
+					(mode != target.DurabilityFull || d[target.CtrLogSyncs] >= 150)
+				if published || time.Now().After(deadline) {
 					break
 				}
 			}

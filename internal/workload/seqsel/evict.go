@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -83,7 +81,7 @@ func dropOSCache(info target.Info) string {
 	if os.Geteuid() != 0 {
 		return "not evicted: dropping the OS page cache (" + dropCaches + ") needs root"
 	}
-	unix.Sync()
+	syncAll()
 	if err := os.WriteFile(dropCaches, []byte("1"), 0); err != nil {
 		return fmt.Sprintf("not evicted: writing %s failed: %v", dropCaches, err)
 	}

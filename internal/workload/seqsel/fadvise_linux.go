@@ -10,3 +10,6 @@ import (
 func dropFilePages(f *os.File) error {
 	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
+
+// syncAll writes every file system's dirty data back (sync(2)).
+func syncAll() { unix.Sync() }
