@@ -168,7 +168,7 @@ func (r *run) restoreProcs() {
 // loops), it reports false and the connection blocks by itself. Which
 // goroutine calls is told by curg, without a system call where the
 // architecture allows (see curg); it was a gettid per request before,
-// about 180 ns on the development VM, 1.5% of the client CPU per request.
+// about 200 ns on the development VM, 1.5% of the client CPU per request.
 func (g *muxGroup) waiter(k *worker) func(fd int, write bool) bool {
 	return func(fd int, write bool) bool {
 		if curg() != k.self.Load() {
