@@ -2,8 +2,10 @@ package osstat
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,12 +43,12 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestParsePidStat(t *testing.T) {
-	text := "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 100 0 0 0 1500 250 30 20 20 0 1 0 12345 1000000 200 18446744073709551615\n"
+	text := "4242 (my (odd) proc) S 77 4242 4242 0 -1 4194560 100 0 0 0 1500 250 30 20 20 0 1 0 12345 1000000 200 18446744073709551615\n"
 	st, err := ParsePidStat(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Comm != "my (odd) proc" || st.UTime != 1500 || st.STime != 250 || st.CUTime != 30 || st.CSTime != 20 {
+	if st.Comm != "my (odd) proc" || st.PPid != 77 || st.UTime != 1500 || st.STime != 250 || st.CUTime != 30 || st.CSTime != 20 {
 		t.Fatalf("got %+v", st)
 	}
 	for _, bad := range []string{"", "12 noparen S 1", "12 (x) S 1 2 3"} {
@@ -135,5 +137,128 @@ func TestRealProc(t *testing.T) {
 	h2, _ := ReadHostCPU()
 	if h2.TotalSec < h.TotalSec || h2.BusySec < h.BusySec {
 		t.Fatalf("host CPU went backwards: %+v then %+v", h, h2)
+	}
+}
+
+func TestTreeCPUFixture(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("linux only")
+	}
+	dir := t.TempDir()
+	write := func(pid, comm, ppid, u, s, cu, cs, children string) {
+		task := filepath.Join(dir, pid, "task", pid)
+		if err := os.MkdirAll(task, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		line := pid + " (" + comm + ") S " + ppid + " 1 1 0 -1 0 0 0 0 0 " + u + " " + s + " " + cu + " " + cs + " 20 0 1 0 1 1 1\n"
+		if err := os.WriteFile(filepath.Join(dir, pid, "stat"), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(task, "children"), []byte(children), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A postmaster (10) with two backends, a child that is not a server
+	// process, and a listed child that has gone; another instance (30)
+	// that is not in the tree.
+	write("10", "postgres", "1", "100", "50", "200", "50", "11 12 13 14 ")
+	write("11", "postgres", "10", "10", "10", "0", "0", "")
+	write("12", "postgres", "10", "5", "5", "0", "0", "")
+	write("13", "sh", "10", "999", "999", "0", "0", "")
+	write("30", "postgres", "1", "7000", "0", "0", "0", "")
+	old := Root
+	Root = dir
+	defer func() { Root = old }()
+
+	st, err := ReadPidStat(11)
+	if err != nil || st.PPid != 10 || st.Comm != "postgres" {
+		t.Fatalf("ReadPidStat(11) = %+v, %v", st, err)
+	}
+	sec, n, ok := TreeCPU(10, "postgres")
+	if !ok || n != 3 || sec != 4.3 {
+		t.Fatalf("tree of 10: %v s over %v (ok %v), want 4.3 s over 3", sec, n, ok)
+	}
+	if _, _, ok := TreeCPU(13, "postgres"); ok {
+		t.Fatal("root that is not a server process: want ok=false")
+	}
+	if _, _, ok := TreeCPU(99, "postgres"); ok {
+		t.Fatal("root that is gone: want ok=false")
+	}
+	if err := os.Remove(filepath.Join(dir, "30", "task", "30", "children")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := TreeCPU(30, "postgres"); ok {
+		t.Fatal("no children list: want ok=false")
+	}
+}
+
+// TestTreeCPUReal counts this process and a child it started.
+func TestTreeCPUReal(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("linux only")
+	}
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err != nil {
+		t.Skip("kernel does not list children (CONFIG_PROC_CHILDREN):", err)
+	}
+	self, err := ReadPidStat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.PPid != os.Getppid() {
+		t.Fatalf("ppid %d, want %d", self.PPid, os.Getppid())
+	}
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Skip("cannot start sleep:", err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	// The child is listed (under whichever thread forked it) once it has
+	// forked; it is named sleep once it has exec'd.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, n, ok := TreeCPU(os.Getpid(), self.Comm, "sleep")
+		if !ok {
+			t.Fatal("TreeCPU of this process: not ok")
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tree of this process: %d processes, want 2 (itself and sleep)", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, n, _ := TreeCPU(os.Getpid(), self.Comm); n != 1 {
+		t.Fatalf("tree without sleep among the names: %d processes, want 1", n)
+	}
+}
+
+// BenchmarkProcsCPU scans every process on the host for postgres ones.
+func BenchmarkProcsCPU(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("linux only")
+	}
+	for b.Loop() {
+		ProcsCPU("postgres")
+	}
+}
+
+// BenchmarkTreeCPU reads this process's tree (set CEILING_BENCH_ROOT to a
+// postmaster's pid to read a server's).
+func BenchmarkTreeCPU(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("linux only")
+	}
+	root, names := os.Getpid(), []string{"postgres"}
+	if v, err := strconv.Atoi(os.Getenv("CEILING_BENCH_ROOT")); err == nil {
+		root = v
+	} else if st, err := ReadPidStat(root); err == nil {
+		names = []string{st.Comm}
+	}
+	if _, _, ok := TreeCPU(root, names...); !ok {
+		b.Skip("TreeCPU not available here")
+	}
+	for b.Loop() {
+		TreeCPU(root, names...)
 	}
 }

@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"context"
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -76,5 +79,43 @@ func TestForeignBackendsCPU(t *testing.T) {
 	t.Logf("worker: foreign %.2f s, server %.2f s", d[target.CtrForeignCPUSec], d[target.CtrServerCPUSec])
 	if d[target.CtrServerCPUSec] < 0.1 || d[target.CtrForeignCPUSec] > d[target.CtrServerCPUSec]/4 {
 		t.Errorf("worker's query: server CPU %.2f s, foreign CPU %.2f s; want server ≥ 0.1 s and foreign a small part", d[target.CtrServerCPUSec], d[target.CtrForeignCPUSec])
+	}
+}
+
+// TestServerCPUFromPostmaster: on a local server the sampler finds the
+// postmaster (the parent of its backend) and reads only its tree, which
+// holds every postgres process of this instance: the same ones a scan of
+// the host finds when, as in CI, only one instance runs here.
+func TestServerCPUFromPostmaster(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	ctx := testCtx(t)
+	if _, err := tg.(target.Sampler).Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pt := tg.(*pgTarget)
+	pt.sampleMu.Lock()
+	pm, sampler := pt.postmaster, pt.sampler
+	pt.sampleMu.Unlock()
+	if _, err := os.Stat("/proc/self/task"); err != nil || runtime.GOOS != "linux" {
+		t.Skip("no /proc here")
+	}
+	if pm <= 0 {
+		t.Fatalf("postmaster not found (%d) for a local server", pm)
+	}
+	backend, err := osstat.ReadPidStat(int(sampler.PgConn().PID()))
+	if err != nil || backend.PPid != pm {
+		t.Fatalf("sampler's backend %+v (%v): want a child of the postmaster %d", backend, err, pm)
+	}
+	pt.sampleMu.Lock()
+	sec, n, ok := pt.serverCPU(sampler)
+	pt.sampleMu.Unlock()
+	_, all, _ := osstat.ProcsCPU("postgres")
+	t.Logf("postmaster %d: %d processes, %.2f s; host-wide %d", pm, n, sec, all)
+	// The postmaster, its auxiliary processes and the sampler's backend at
+	// least; no more than the host has (sessions may come and go between
+	// the two reads, hence the slack).
+	if !ok || n < 3 || sec <= 0 || n > all+2 {
+		t.Fatalf("tree of the postmaster: %d processes, %.2f s (ok %v); host-wide %d", n, sec, ok, all)
 	}
 }

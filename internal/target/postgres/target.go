@@ -80,8 +80,9 @@ type pgTarget struct {
 	adminMu sync.Mutex // guards admin; serialises schema operations
 	admin   *pgx.Conn
 
-	sampleMu sync.Mutex // guards sampler
-	sampler  *pgx.Conn
+	sampleMu   sync.Mutex // guards sampler and postmaster
+	sampler    *pgx.Conn
+	postmaster int // the server's postmaster pid on this host; 0 not looked for yet, -1 not found (see serverCPU)
 
 	probe *probe // statistics views and columns; set by Open, read-only after
 }

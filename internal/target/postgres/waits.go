@@ -254,9 +254,7 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 		out[target.CtrHostCPUTotal] = h.TotalSec
 		out[target.CtrHostCores] = float64(h.Cores)
 	}
-	// Every process named postgres on this host: a second local
-	// instance would be counted too.
-	if sec, n, ok := osstat.ProcsCPU("postgres"); ok && n > 0 {
+	if sec, n, ok := t.serverCPU(c); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec
 		if f := t.foreign(); f != nil {
 			if fs, err := f.sample(ctx, c); err == nil {
@@ -264,6 +262,33 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 			}
 		}
 	}
+}
+
+// serverCPU returns the CPU seconds of the server's processes on this
+// host and how many there are; the caller holds t.sampleMu. At the first
+// call it finds the postmaster, the parent of c's backend (whose pid the
+// session learnt at start-up), and from then on reads only the postmaster
+// and its children (osstat.TreeCPU): a dozen files a second instead of a
+// scan of every process on the host. If that fails at the first call (the
+// server's pids belong to another pid namespace, such as a container's, or
+// the kernel does not list children), it counts every process named
+// postgres on the host instead, where a second local instance would be
+// counted too. The choice holds for the target's life, so that successive
+// samples count the same processes; with the postmaster gone (a restart)
+// the figure is left out.
+func (t *pgTarget) serverCPU(c *pgx.Conn) (float64, int, bool) {
+	if t.postmaster == 0 {
+		t.postmaster = -1
+		if st, err := osstat.ReadPidStat(int(c.PgConn().PID())); err == nil && st.Comm == "postgres" {
+			if _, _, ok := osstat.TreeCPU(st.PPid, "postgres"); ok {
+				t.postmaster = st.PPid
+			}
+		}
+	}
+	if t.postmaster > 0 {
+		return osstat.TreeCPU(t.postmaster, "postgres")
+	}
+	return osstat.ProcsCPU("postgres")
 }
 
 // isLocalHost says whether a libpq host names this machine: a Unix socket
