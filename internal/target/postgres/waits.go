@@ -280,8 +280,9 @@ func (t *pgTarget) serverCPU(c *pgx.Conn) (float64, int, bool) {
 	if t.postmaster == 0 {
 		t.postmaster = -1
 		if st, err := osstat.ReadPidStat(int(c.PgConn().PID())); err == nil && st.Comm == "postgres" {
-			if _, _, ok := osstat.TreeCPU(st.PPid, "postgres"); ok {
+			if sec, n, ok := osstat.TreeCPU(st.PPid, "postgres"); ok {
 				t.postmaster = st.PPid
+				return sec, n, ok
 			}
 		}
 	}
