@@ -102,6 +102,8 @@ def main():
         "PGDSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"))
     ap.add_argument("--label", default="", help="printed before the figures")
     a = ap.parse_args()
+    if not os.path.exists(f"/proc/{a.pid}"):
+        sys.exit(f"pg-window: no process {a.pid}")
     try:
         c0, s0, h0, v0 = commits(a.dsn), server_cpu(), host(), client_switches(a.pid)
         u0, k0 = client_cpu(a.pid)

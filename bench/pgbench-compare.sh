@@ -38,6 +38,8 @@
 #    ceiling generates more per row (a little more client work).
 #
 #   WORKLOADS=inserts-deletes bench/pgbench-compare.sh   # one of the two
+#   SELF=1 bench/pgbench-compare.sh   # A/A: pgbench in ceiling's column too,
+#                                     # the ratio's spread when nothing differs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGDSN=${PGDSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
@@ -51,6 +53,7 @@ case $DURABILITY in
 esac
 CONNS=${CONNS:-"1 4 8 16"}
 WORKLOADS=${WORKLOADS:-"single-inserts inserts-deletes"}
+SELF=${SELF:-0}
 # Enough pre-populated rows that pgbench's deletes all find one (at relaxed
 # durability a 10 s run deletes over 100,000).
 ROWS=${ROWS:-$([ "$DURABILITY" = relaxed ] && echo 400000 || echo 100000)}
@@ -114,6 +117,10 @@ pgbench_tps() { # script conns; prints tps and CPU µs per transaction, and for
 }
 rows_flag() { [ "$1" = inserts-deletes ] && echo "--rows $ROWS"; true; }
 ceiling_tps() { # workload conns; prints requests/s and CPU µs per request
+  if [ "$SELF" = 1 ]; then # A/A: pgbench again in ceiling's place, on a fresh table too
+    local s="$work/single.sql"; [ "$1" = inserts-deletes ] && s="$work/insdel.sql"
+    prepare "$1"; pgbench_tps "$s" "$2"; return
+  fi
   local out="$work/res-$1-$2-$RANDOM"
   "$work/ceiling" run "$1" --db "$PGDSN" -c "$2" -T "$DUR" --durability "$DURABILITY" $(rows_flag "$1") --out "$out" >/dev/null
   python3 -c '
@@ -130,6 +137,7 @@ prepare() { # workload
 }
 
 echo "durability $DURABILITY, $ROUNDS rounds of ${DUR}s per tool and case; medians over the rounds"
+[ "$SELF" = 1 ] && echo "SELF=1: pgbench in both columns (an A/A run: how far the ratio strays when nothing differs)"
 printf "%-16s %5s %12s %12s %8s %13s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "ratio range" "pgb us/tx" "ceil us/rq" "pgb del hit%"
 for wl in $WORKLOADS; do
   script="$work/single.sql"; [ "$wl" = inserts-deletes ] && script="$work/insdel.sql"
