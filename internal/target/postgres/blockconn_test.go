@@ -213,15 +213,100 @@ func dialCoop(t *testing.T, addr string, w *pollWaiter) *blockingConn {
 }
 
 // TestCoopRoundTrip: a cooperative connection waits for the reply through
-// its waiter, not in the kernel, and reads it back.
+// its waiter, not in the kernel, and reads it back. (Its reads right after
+// a write wait first here, as when they rarely find the reply: see
+// TestCoopEarlyRead.)
 func TestCoopRoundTrip(t *testing.T) {
 	w := &pollWaiter{slice: 100 * time.Millisecond}
 	c := dialCoop(t, listenEcho(t, true), w)
+	c.early.miss = earlyScale
 	for i := 0; i < 3; i++ {
 		echoRoundTrip(t, c)
 	}
 	if w.calls.Load() < 3 {
 		t.Fatalf("the waiter was called %d times for 3 round trips, want at least 3", w.calls.Load())
+	}
+}
+
+// TestCoopEarlyRead: a read right after a write tries recv before the
+// waiter while such tries tend to find the reply, and waits first once
+// they do not.
+func TestCoopEarlyRead(t *testing.T) {
+	// The peer sends its line as soon as it has accepted, so that it is in
+	// the socket before the client writes.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("ready\n"))
+			go func() { defer c.Close(); io.Copy(io.Discard, c) }()
+		}
+	}()
+	for _, tc := range []struct {
+		name      string
+		miss      int32
+		wantCalls int64
+	}{{"tries first", 0, 0}, {"waits first", earlyScale, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &pollWaiter{slice: 100 * time.Millisecond}
+			c := dialCoop(t, ln.Addr().String(), w)
+			c.early.miss = tc.miss
+			pfd := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(pfd, 5000); n != 1 || err != nil {
+				t.Fatalf("the peer's line did not arrive: %d, %v", n, err)
+			}
+			if _, err := c.Write([]byte("ping\n")); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 16)
+			n, err := c.Read(buf)
+			if err != nil || string(buf[:n]) != "ready\n" {
+				t.Fatalf("read %q, %v; want the peer's line", buf[:n], err)
+			}
+			if got := w.calls.Load(); got != tc.wantCalls {
+				t.Fatalf("the waiter was called %d times, want %d", got, tc.wantCalls)
+			}
+		})
+	}
+}
+
+// TestEarlyReadEstimate: tries stop after a run of misses, except one in
+// earlyEvery, and resume after a try finds the reply.
+func TestEarlyReadEstimate(t *testing.T) {
+	var r earlyRead
+	if !r.try() {
+		t.Fatal("a new connection does not try")
+	}
+	for range 40 {
+		r.note(false)
+	}
+	tries := 0
+	for range 2 * earlyEvery {
+		if r.try() {
+			tries++
+		}
+	}
+	if tries != 2 {
+		t.Fatalf("after 40 misses, %d tries in %d reads after a write, want 2", tries, 2*earlyEvery)
+	}
+	r.note(true)
+	if !r.try() {
+		t.Fatal("a try that found the reply did not resume trying")
+	}
+	// At pgbench's rate of success (about 1 in 3), it keeps trying.
+	r = earlyRead{}
+	for i := range 300 {
+		r.note(i%3 == 0)
+		if !r.try() {
+			t.Fatalf("stopped trying after %d tries at 1 hit in 3 (estimate %d)", i+1, r.miss)
+		}
 	}
 }
 
@@ -350,6 +435,7 @@ func TestMuxPollHoldsNoProc(t *testing.T) {
 	if !bc.setWaiter(w.wait) {
 		t.Fatal("a mux-poll connection refused a waiter")
 	}
+	bc.early.miss = earlyScale // wait first after the write (see TestCoopEarlyRead)
 	echoRoundTrip(t, bc)
 	if w.calls.Load() == 0 {
 		t.Fatal("the cooperative round trip never went through the waiter")
