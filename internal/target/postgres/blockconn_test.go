@@ -17,7 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func listenEcho(t *testing.T, echo bool) string {
+// listenServe listens on a loopback port and serves each connection with
+// serve on its own goroutine, closing it afterwards.
+func listenServe(t *testing.T, serve func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -32,15 +34,22 @@ func listenEcho(t *testing.T, echo bool) string {
 			}
 			go func() {
 				defer c.Close()
-				if echo {
-					io.Copy(c, c)
-				} else {
-					io.Copy(io.Discard, c)
-				}
+				serve(c)
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// listenEcho serves connections that echo what they get (echo) or drop it.
+func listenEcho(t *testing.T, echo bool) string {
+	return listenServe(t, func(c net.Conn) {
+		if echo {
+			io.Copy(c, c)
+		} else {
+			io.Copy(io.Discard, c)
+		}
+	})
 }
 
 // dials are the blocking connection flavours under test.
@@ -234,21 +243,10 @@ func TestCoopRoundTrip(t *testing.T) {
 func TestCoopEarlyRead(t *testing.T) {
 	// The peer sends its line as soon as it has accepted, so that it is in
 	// the socket before the client writes.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("ready\n"))
-			go func() { defer c.Close(); io.Copy(io.Discard, c) }()
-		}
-	}()
+	addr := listenServe(t, func(c net.Conn) {
+		c.Write([]byte("ready\n"))
+		io.Copy(io.Discard, c)
+	})
 	for _, tc := range []struct {
 		name      string
 		miss      int32
@@ -256,7 +254,7 @@ func TestCoopEarlyRead(t *testing.T) {
 	}{{"tries first", 0, 0}, {"waits first", earlyScale, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &pollWaiter{slice: 100 * time.Millisecond}
-			c := dialCoop(t, ln.Addr().String(), w)
+			c := dialCoop(t, addr, w)
 			c.early.miss = tc.miss
 			pfd := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
 			if n, err := unix.Poll(pfd, 5000); n != 1 || err != nil {
