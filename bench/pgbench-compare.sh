@@ -22,7 +22,12 @@
 # the machine (at default durability, every commit waits for a flush, and a
 # shared VM's disk stalls now and then) hits both sides of a round. The
 # req/s and CPU columns are medians over the rounds too, and "ratio range"
-# gives the lowest and highest round. Differences
+# gives the lowest and highest round. "geomean [95% CI]" is the geometric
+# mean of the rounds' ratios with a paired Student's t interval, and
+# "verdict" calls a cell for one tool only when that interval leaves 1.0
+# out ("no difference" otherwise; on a shared 2-core VM single rounds stray
+# by ±10% with pgbench on both sides, SELF=1, so use ROUNDS=6 or more for
+# verdicts that can resolve a few percent). Differences
 # that remain, and which side they favour:
 #  - ceiling deletes random live ids (pre-populated or inserted in the run);
 #    pgbench deletes the ROWS pre-populated ids in a pseudorandom order, each
@@ -138,7 +143,8 @@ prepare() { # workload
 
 echo "durability $DURABILITY, $ROUNDS rounds of ${DUR}s per tool and case; medians over the rounds"
 [ "$SELF" = 1 ] && echo "SELF=1: pgbench in both columns (an A/A run: how far the ratio strays when nothing differs)"
-printf "%-16s %5s %12s %12s %8s %13s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "ratio range" "pgb us/tx" "ceil us/rq" "pgb del hit%"
+printf "%-16s %5s %12s %12s %8s %13s %18s %-15s %10s %10s %13s\n" case conns "pgbench/s" "ceiling/s" ratio "ratio range" "geomean [95% CI]" "verdict" "pgb us/tx" "ceil us/rq" "pgb del hit%"
+: >"$work/verdicts"
 for wl in $WORKLOADS; do
   script="$work/single.sql"; [ "$wl" = inserts-deletes ] && script="$work/insdel.sql"
   for c in $CONNS; do
@@ -154,19 +160,35 @@ for wl in $WORKLOADS; do
       fi
       echo "$p $c_ $pu $cu" >>"$work/rounds"
     done
-    python3 - "$wl" "$c" "$work/rounds" "$work/hits" <<'PY'
-import statistics as st, sys
-wl, c, rounds, hits = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    python3 - "$wl" "$c" "$work/rounds" "$work/hits" "$work/verdicts" <<'PY'
+import math, statistics as st, sys
+wl, c, rounds, hits, verdicts = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 rows = [list(map(float, l.split())) for l in open(rounds) if l.strip()]
 p, cc, pu, cu = (st.median(col) for col in zip(*rows))
 ratios = [r[1] / r[0] for r in rows]
+# Paired rounds: the mean of the rounds' log ratios and Student's t 95%
+# interval around it (two-sided), so that a cell is called for one tool
+# only when the rounds' spread leaves 1.0 outside the interval.
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086]
+logs = [math.log(x) for x in ratios]
+m = st.mean(logs)
+if len(logs) > 1:
+    hw = T975[min(len(logs) - 2, len(T975) - 1)] * st.stdev(logs) / math.sqrt(len(logs))
+    lo, hi = math.exp(m - hw), math.exp(m + hw)
+    ci = '%.2f [%.2f-%.2f]' % (math.exp(m), lo, hi)
+    verdict = 'pgbench faster' if hi < 1 else 'ceiling faster' if lo > 1 else 'no difference'
+else:
+    ci, verdict = '%.2f' % math.exp(m), 'one round'
+open(verdicts, 'a').write(verdict + '\n')
 h = [float(x) for x in open(hits).read().split()]
-print('%-16s %5d %12.0f %12.0f %8.2f %13s %10.1f %10.1f %13s' % (
+print('%-16s %5d %12.0f %12.0f %8.2f %13s %18s %-15s %10.1f %10.1f %13s' % (
     wl, c, p, cc, st.median(ratios), '%.2f-%.2f' % (min(ratios), max(ratios)),
-    pu, cu, '%.0f' % (sum(h) / len(h)) if h else '-'))
+    ci, verdict, pu, cu, '%.0f' % (sum(h) / len(h)) if h else '-'))
 PY
   done
 done
+echo "verdicts (95% paired interval of the rounds' ratios): $(sort "$work/verdicts" | uniq -c | awk '{n=$1; $1=""; sub(/^ /, ""); printf "%s%s: %d", sep, $0, n; sep=", "}')"
 psql -q "$PGDSN" -c "SET client_min_messages = warning; DROP SEQUENCE IF EXISTS ceiling.pgbench_ids" >/dev/null
 "$work/ceiling" cleanup single-inserts --db "$PGDSN" >/dev/null
 "$work/ceiling" cleanup inserts-deletes --db "$PGDSN" >/dev/null
