@@ -98,7 +98,10 @@ type DurabilityInfo struct {
 
 // Conn is one worker's connection. It is used by one goroutine at a time.
 // Statements are prepared on first use and cached per connection, so a
-// workload can pass the same SQL text on every request.
+// workload can pass the same SQL text on every request. Arguments are
+// nil, int64, int, int32, bool, float64, string, []byte and time.Time, or
+// pointers *int64, *bool, *float64, *string and *time.Time, which are sent
+// as the value they point to (a nil one as NULL; see NilPointer).
 type Conn interface {
 	// Exec runs a statement and returns the number of rows it affected.
 	Exec(ctx context.Context, sql string, args ...any) (int64, error)

@@ -29,6 +29,27 @@ func bulkTargets(t *testing.T) map[string]string {
 	return m
 }
 
+// openWithTable opens dsn, creates table (in ceiling's namespace) with
+// body and connects; the test's cleanup drops the table and closes both.
+func openWithTable(ctx context.Context, t *testing.T, dsn, table, body string) (target.Target, target.Conn) {
+	t.Helper()
+	tg, err := Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close(context.Background()) })
+	if err := tg.Schema().CreateTable(ctx, table, body); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Schema().DropTable(context.Background(), table) })
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return tg, c
+}
+
 // genRows yields n rows (id, note, amount, at, nothing) without holding
 // them all in memory.
 type genRows struct {
@@ -55,26 +76,13 @@ func TestBulkInsert(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			tg, err := Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tg.Close(context.Background())
 			body := map[string]string{
 				"postgres": "id bigint PRIMARY KEY, note text NOT NULL, amount numeric(12,2), at timestamp, spare integer",
 				"mysql":    "id BIGINT PRIMARY KEY, note TEXT NOT NULL, amount DECIMAL(12,2), at DATETIME(6), spare INT",
 				"sqlite":   "id INTEGER PRIMARY KEY, note TEXT NOT NULL, amount REAL, at TEXT, spare INTEGER",
 			}[engine]
 			const table = "bulk_test"
-			if err := tg.Schema().CreateTable(ctx, table, body); err != nil {
-				t.Fatal(err)
-			}
-			defer tg.Schema().DropTable(context.Background(), table)
-			c, err := tg.Connect(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			tg, c := openWithTable(ctx, t, dsn, table, body)
 			bi, ok := c.(target.BulkInserter)
 			if !ok {
 				t.Fatalf("%s conn does not implement target.BulkInserter", engine)

@@ -130,7 +130,11 @@ func (c *conn) encode(args []any) ([][]byte, bool) {
 	var offsArr [32]int
 	offs := offsArr[:0]
 	var null uint64
+	ok := true
 	for i, a := range args {
+		if target.NilPointer(a) {
+			return nil, false // pgx sends it as NULL
+		}
 		switch v := a.(type) {
 		case nil:
 			if i < 64 {
@@ -140,28 +144,36 @@ func (c *conn) encode(args []any) ([][]byte, bool) {
 			}
 		case int64:
 			c.buf = strconv.AppendInt(c.buf, v, 10)
+		case *int64:
+			c.buf = strconv.AppendInt(c.buf, *v, 10)
 		case int:
 			c.buf = strconv.AppendInt(c.buf, int64(v), 10)
 		case int32:
 			c.buf = strconv.AppendInt(c.buf, int64(v), 10)
 		case bool:
-			if v {
-				c.buf = append(c.buf, 't')
-			} else {
-				c.buf = append(c.buf, 'f')
-			}
+			c.buf = appendBool(c.buf, v)
+		case *bool:
+			c.buf = appendBool(c.buf, *v)
 		case float64:
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if c.buf, ok = appendFloat(c.buf, v); !ok {
 				return nil, false
 			}
-			c.buf = strconv.AppendFloat(c.buf, v, 'g', -1, 64)
-		case string:
-			if strings.IndexByte(v, 0) >= 0 {
-				return nil, false // PostgreSQL text cannot hold NUL
+		case *float64:
+			if c.buf, ok = appendFloat(c.buf, *v); !ok {
+				return nil, false
 			}
-			c.buf = append(c.buf, v...)
+		case string:
+			if c.buf, ok = appendText(c.buf, v); !ok {
+				return nil, false
+			}
+		case *string:
+			if c.buf, ok = appendText(c.buf, *v); !ok {
+				return nil, false
+			}
 		case time.Time:
-			c.buf = v.UTC().AppendFormat(c.buf, "2006-01-02 15:04:05.999999")
+			c.buf = appendTime(c.buf, v)
+		case *time.Time:
+			c.buf = appendTime(c.buf, *v)
 		default:
 			return nil, false
 		}
@@ -178,6 +190,34 @@ func (c *conn) encode(args []any) ([][]byte, bool) {
 	}
 	c.params = ends
 	return ends, true
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 't')
+	}
+	return append(b, 'f')
+}
+
+// appendFloat reports false for NaN and infinities, which go through pgx.
+func appendFloat(b []byte, v float64) ([]byte, bool) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return b, false
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64), true
+}
+
+// appendText reports false for a string with a NUL byte, which PostgreSQL
+// text cannot hold.
+func appendText(b []byte, v string) ([]byte, bool) {
+	if strings.IndexByte(v, 0) >= 0 {
+		return b, false
+	}
+	return append(b, v...), true
+}
+
+func appendTime(b []byte, v time.Time) []byte {
+	return v.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
 }
 
 // Query implements target.Conn.

@@ -44,25 +44,38 @@ func bind(s *sqlite3.Stmt, args []any) error {
 	for i, a := range args {
 		p := i + 1
 		var err error
+		if target.NilPointer(a) {
+			a = nil // as database/sql does: a nil pointer is NULL
+		}
 		switch v := a.(type) {
 		case nil:
 			err = s.BindNull(p)
 		case int64:
 			err = s.BindInt64(p, v)
+		case *int64:
+			err = s.BindInt64(p, *v)
 		case int:
 			err = s.BindInt64(p, int64(v))
 		case int32:
 			err = s.BindInt64(p, int64(v))
 		case bool:
 			err = s.BindBool(p, v)
+		case *bool:
+			err = s.BindBool(p, *v)
 		case float64:
 			err = s.BindFloat(p, v)
+		case *float64:
+			err = s.BindFloat(p, *v)
 		case string:
 			err = s.BindText(p, v)
+		case *string:
+			err = s.BindText(p, *v)
 		case []byte:
 			err = s.BindBlob(p, v)
 		case time.Time:
 			err = s.BindTime(p, v, sqlite3.TimeFormatDefault)
+		case *time.Time:
+			err = s.BindTime(p, *v, sqlite3.TimeFormatDefault)
 		default:
 			err = fmt.Errorf("unsupported argument type %T", a)
 		}

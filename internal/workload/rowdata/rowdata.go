@@ -70,6 +70,16 @@ func (r *Row) Args(dst []any) []any {
 		r.Datetime, r.Float, r.Money, r.Short, r.Mid, r.Long)
 }
 
+// Refs appends pointers to the row's fields in Columns order to dst: the
+// arguments of an insert that stay valid as the row is refilled, so a
+// worker builds them once instead of boxing twelve values (about nine
+// allocations) per insert. Every target's Exec takes *int64, *bool,
+// *float64, *string and *time.Time as the value they point to.
+func (r *Row) Refs(dst []any) []any {
+	return append(dst, &r.ID, &r.Bit, &r.Tinyint, &r.Smallint, &r.Int, &r.Bigint,
+		&r.Datetime, &r.Float, &r.Money, &r.Short, &r.Mid, &r.Long)
+}
+
 // text is a fixed pool of printable characters; varchar values are slices of
 // it at random offsets, so generating a row does not allocate strings.
 var text = func() string {

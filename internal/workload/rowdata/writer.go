@@ -8,11 +8,12 @@ import (
 )
 
 // Writer inserts and deletes single rows of a row table for one worker,
-// keeping the table's live set current. Its row and argument slice are
-// reused from request to request.
+// keeping the table's live set current. Its row and the arguments that
+// point into it are reused from request to request.
 type Writer struct {
 	row  Row
-	args []any
+	args []any // row.Refs, built by the first Insert
+	of   *Row  // the row args point into (a copied Writer rebuilds them)
 }
 
 // Insert inserts a fresh row with the table's next id through insertSQL
@@ -21,7 +22,9 @@ type Writer struct {
 func (w *Writer) Insert(ctx context.Context, conn target.Conn, rng *rand.Rand, live *LiveSet, insertSQL string) (rows, bytes int64, err error) {
 	id := live.NextID()
 	Fill(&w.row, rng, id)
-	w.args = w.row.Args(w.args[:0])
+	if w.of != &w.row {
+		w.args, w.of = w.row.Refs(w.args[:0]), &w.row
+	}
 	n, err := conn.Exec(ctx, insertSQL, w.args...)
 	if err != nil {
 		return 0, 0, err
