@@ -14,10 +14,12 @@ const liveShards = 64
 // shard and then a random element is uniform while the shards stay balanced,
 // which they do because ids are sequential.
 //
-// LiveSet is safe for concurrent use.
+// LiveSet is safe for concurrent use. Only NextID writes memory that
+// every worker shares; Add, Take and Peek lock one shard (the set keeps no
+// global count, which would be a cache line written by every request of
+// every worker).
 type LiveSet struct {
 	shards [liveShards]liveShard
-	count  atomic.Int64
 	next   atomic.Int64 // last id handed out by NextID
 }
 
@@ -42,8 +44,18 @@ func (s *LiveSet) NextID() int64 { return s.next.Add(1) }
 // row of the set has a larger id.
 func (s *LiveSet) MaxID() int64 { return s.next.Load() }
 
-// Len is the number of live ids.
-func (s *LiveSet) Len() int64 { return s.count.Load() }
+// Len is the number of live ids. It locks each shard in turn: for
+// occasional use (the mixed workload sizing its deletes), not per request.
+func (s *LiveSet) Len() int64 {
+	var n int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += int64(len(sh.ids))
+		sh.mu.Unlock()
+	}
+	return n
+}
 
 // Add records a live row.
 func (s *LiveSet) Add(id int64, size int64) {
@@ -52,7 +64,6 @@ func (s *LiveSet) Add(id int64, size int64) {
 	sh.ids = append(sh.ids, id)
 	sh.sizes = append(sh.sizes, uint16(size))
 	sh.mu.Unlock()
-	s.count.Add(1)
 }
 
 // Take removes and returns a random live row, or ok=false when the set is empty.
@@ -66,9 +77,6 @@ func (s *LiveSet) Peek(rng *rand.Rand) (id int64, size int64, ok bool) {
 }
 
 func (s *LiveSet) pick(rng *rand.Rand, remove bool) (int64, int64, bool) {
-	if s.count.Load() <= 0 {
-		return 0, 0, false
-	}
 	start := rng.IntN(liveShards)
 	for i := 0; i < liveShards; i++ {
 		sh := &s.shards[(start+i)%liveShards]
@@ -83,7 +91,6 @@ func (s *LiveSet) pick(rng *rand.Rand, remove bool) (int64, int64, bool) {
 		if remove {
 			sh.ids[j], sh.sizes[j] = sh.ids[n-1], sh.sizes[n-1]
 			sh.ids, sh.sizes = sh.ids[:n-1], sh.sizes[:n-1]
-			s.count.Add(-1)
 		}
 		sh.mu.Unlock()
 		return id, size, true
