@@ -27,7 +27,9 @@
 # "verdict" calls a cell for one tool only when that interval leaves 1.0
 # out ("no difference" otherwise; on a shared 2-core VM single rounds stray
 # by ±10% with pgbench on both sides, SELF=1, so use ROUNDS=6 or more for
-# verdicts that can resolve a few percent). Differences
+# verdicts that can resolve a few percent; the rounds of a cell drift
+# together, so the interval is too narrow: an A/A run of 6 rounds called
+# 2 of 16 cells although nothing differed). Differences
 # that remain, and which side they favour:
 #  - ceiling deletes random live ids (pre-populated or inserted in the run);
 #    pgbench deletes the ROWS pre-populated ids in a pseudorandom order, each
