@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func TestRecorderTickMerges(t *testing.T) {
@@ -205,51 +203,4 @@ func BenchmarkRecord(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		r.Record(i&1, time.Duration(i&4095)*time.Microsecond, 1, 400)
 	}
-}
-
-// BenchmarkRecordCold records the way a real run does: between two
-// requests of a worker the server's process and the other workers run, and
-// evict the recorder's memory from the caches and the TLB. Each iteration
-// first touches one line in each page of an 8 MB buffer, then records one
-// latency for one of 16 workers. "evict-only" is that touch alone: subtract
-// it. "histogram" records straight into the histogram (as the recorder did
-// before it batched); "recorder" goes through Recorder.Record.
-func BenchmarkRecordCold(b *testing.B) {
-	const workers, page = 16, 4096
-	evict := make([]byte, 8<<20)
-	touch := func() {
-		for i := 0; i < len(evict); i += page {
-			evict[i]++
-		}
-	}
-	lat := func(i int) int64 { return 200 + int64(i*7919)%300 } // µs, a few buckets
-	b.Run("evict-only", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			touch()
-		}
-	})
-	b.Run("histogram", func(b *testing.B) {
-		var hs [workers][2]*hdr.Histogram
-		for w := range hs {
-			hs[w] = [2]*hdr.Histogram{NewHistogram(), NewHistogram()}
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			touch()
-			_ = hs[i%workers][i/workers&1].RecordValue(lat(i))
-		}
-	})
-	b.Run("recorder", func(b *testing.B) {
-		g := NewRegistry([]string{"a", "b"})
-		var rs [workers]*Recorder
-		for w := range rs {
-			rs[w] = g.NewRecorder()
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			touch()
-			rs[i%workers].Record(i/workers&1, time.Duration(lat(i))*time.Microsecond, 1, 400)
-		}
-	})
 }
