@@ -1,6 +1,9 @@
 package target
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // NilPointer reports whether a is a nil pointer of one of the types a
 // Conn's Exec and Query take by pointer (*int64, *bool, *float64, *string,
@@ -21,4 +24,27 @@ func NilPointer(a any) bool {
 		return v == nil
 	}
 	return false
+}
+
+// AppendInteger appends v in decimal when it is one of the integer types
+// the bulk paths take (int, int8 to int64, uint32, uint64) and reports
+// whether it was.
+func AppendInteger(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint64:
+		return strconv.AppendUint(b, x, 10), true
+	}
+	return b, false
 }

@@ -138,20 +138,6 @@ func appendLiteral(b []byte, v any, noBackslash bool) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "NULL"...), nil
-	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int8:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int16:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int32:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(b, x, 10), nil
-	case uint32:
-		return strconv.AppendUint(b, uint64(x), 10), nil
-	case uint64:
-		return strconv.AppendUint(b, x, 10), nil
 	case float32:
 		return strconv.AppendFloat(b, float64(x), 'f', -1, 32), nil
 	case float64:
@@ -171,6 +157,9 @@ func appendLiteral(b []byte, v any, noBackslash bool) ([]byte, error) {
 		b = append(b, '\'')
 		b = x.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
 		return append(b, '\''), nil
+	}
+	if b, ok := target.AppendInteger(b, v); ok {
+		return b, nil
 	}
 	return b, fmt.Errorf("unsupported value type %T", v)
 }

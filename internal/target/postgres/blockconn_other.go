@@ -20,3 +20,6 @@ type waitFunc = func(fd int, write bool) bool
 type blockingConn struct{ net.Conn }
 
 func (*blockingConn) setWaiter(waitFunc) bool { return false }
+
+// ordinaryIO does nothing here: there are no raw connections.
+func ordinaryIO(net.Conn) func() { return func() {} }

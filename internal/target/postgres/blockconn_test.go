@@ -145,7 +145,7 @@ func TestRawConnAllowsStopTheWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if bc, ok := c.(*blockingConn); !ok || !bc.raw {
+	if bc, ok := c.(*blockingConn); !ok || !bc.raw.Load() {
 		t.Fatalf("dialRaw over TCP returned %T, want a raw *blockingConn", c)
 	}
 	got := make(chan string, 1)
@@ -212,7 +212,7 @@ func dialCoop(t *testing.T, addr string, w *pollWaiter) *blockingConn {
 	}
 	t.Cleanup(func() { c.Close() })
 	bc, ok := c.(*blockingConn)
-	if !ok || !bc.raw {
+	if !ok || !bc.raw.Load() {
 		t.Fatalf("dialMux over TCP returned %T, want a raw *blockingConn", c)
 	}
 	if !bc.setWaiter(w.wait) {
@@ -418,8 +418,8 @@ func TestMuxPollHoldsNoProc(t *testing.T) {
 	}
 	defer c.Close()
 	bc, ok := c.(*blockingConn)
-	if !ok || bc.raw || !bc.mux {
-		t.Fatalf("dialMuxPoll over TCP returned %T (raw %v), want a mux, non-raw *blockingConn", c, ok && bc.raw)
+	if !ok || bc.raw.Load() || !bc.mux {
+		t.Fatalf("dialMuxPoll over TCP returned %T (raw %v), want a mux, non-raw *blockingConn", c, ok && bc.raw.Load())
 	}
 	counted := func(when string) {
 		t.Helper()
@@ -507,4 +507,37 @@ func TestWorkerDialChoice(t *testing.T) {
 	if got := name(workerDial(200, true)); got != "raw" {
 		t.Errorf("CEILING_PG_IO=raw: workerDial = %s, want raw", got)
 	}
+}
+
+// TestOrdinaryIO: a raw connection waits through ordinary system calls
+// until the restore function runs, then is raw again; on any other
+// connection ordinaryIO changes nothing.
+func TestOrdinaryIO(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback: %v", err)
+	}
+	defer ln.Close()
+	ctx := context.Background()
+	for _, d := range []struct {
+		name string
+		dial func(context.Context, string, string) (net.Conn, error)
+		raw  bool
+	}{{"raw", dialRaw, true}, {"poll", dialBlocking, false}} {
+		c, err := d.dial(ctx, "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		bc := c.(*blockingConn)
+		restore := ordinaryIO(c)
+		if bc.raw.Load() {
+			t.Errorf("%s: still raw inside ordinaryIO", d.name)
+		}
+		restore()
+		if bc.raw.Load() != d.raw {
+			t.Errorf("%s: raw %v after restore, want %v", d.name, bc.raw.Load(), d.raw)
+		}
+		c.Close()
+	}
+	ordinaryIO(nil)() // not a blockingConn: nothing to do
 }

@@ -13,8 +13,10 @@ var _ target.BulkInserter = (*conn)(nil)
 
 // BulkInsert implements target.BulkInserter with COPY FROM STDIN (binary
 // format) into the ceiling schema. COPY is one statement: outside an explicit
-// transaction the batch commits as one unit.
+// transaction the batch commits as one unit. A raw worker connection waits
+// through ordinary system calls meanwhile (ordinaryIO).
 func (c *conn) BulkInsert(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error) {
+	defer ordinaryIO(c.c.PgConn().Conn())()
 	n, err := c.c.CopyFrom(ctx, pgx.Identifier{Schema, table}, cols, rows)
 	if err != nil {
 		return n, fmt.Errorf("postgres: copy into %s: %w", table, err)

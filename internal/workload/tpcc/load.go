@@ -3,11 +3,12 @@ package tpcc
 // The loader: `ceiling prepare tpcc` creates the tables, loads ITEM once and
 // the warehouses in parallel (one connection per load thread, each taking
 // the next job: ITEM, or one of the three parts of a warehouse, see
-// warehouseParts), through each engine's bulk path (target.BulkInserter:
-// COPY on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL/MariaDB (rowsLoader;
-// multi-row INSERT where the server refuses it), prepared inserts in
-// one transaction per job on SQLite), then creates the secondary indexes and
-// gathers planner statistics.
+// warehouseParts), through each engine's bulk path (rowsLoader: COPY in
+// text format on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL/MariaDB, with
+// multi-row INSERT where the server refuses it; target.BulkInserter:
+// prepared inserts in one transaction per job on SQLite), then finishes
+// each table in parallel (finish): its primary key on PostgreSQL
+// (keysAfterLoad), its secondary indexes and its planner statistics.
 //
 // The load state lives in tpcc_meta, a small ceiling-made table: "loading"
 // when the load starts, "complete" (with the warehouse count and the NURand
@@ -233,8 +234,7 @@ type LoadSummary struct {
 	Rows         int64
 	Bytes        int64 // data bytes by SQL type sizes
 	Load         time.Duration
-	Indexes      time.Duration
-	Analyze      time.Duration
+	Finish       time.Duration // primary keys (keysAfterLoad), secondary indexes and statistics
 	Total        time.Duration
 	Threads      int
 	Warehouses   int
@@ -259,7 +259,7 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 		return nil, err
 	}
 	for _, name := range dataTables {
-		if err := sch.CreateTable(ctx, name, TableBody(d.Engine, name)); err != nil {
+		if err := sch.CreateTable(ctx, name, tableBody(d.Engine, name, !keysAfterLoad(d.Engine))); err != nil {
 			return nil, fmt.Errorf("create table %s: %w", name, err)
 		}
 	}
@@ -296,20 +296,11 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 	}
 	sum := &LoadSummary{Load: time.Since(start), Threads: threads, Warehouses: w.Warehouses}
 
-	ixStart := time.Now()
-	for _, ix := range Indexes {
-		if err := sch.CreateIndex(ctx, ix.Table, ix.Name, ix.Cols); err != nil {
-			return nil, fmt.Errorf("create index %s: %w", ix.Name, err)
-		}
-	}
-	sum.Indexes = time.Since(ixStart)
-	fmt.Fprintf(progress, "  secondary indexes created in %.1fs\n", sum.Indexes.Seconds())
-
-	anStart := time.Now()
-	if err := analyze(ctx, t, threads); err != nil {
+	finStart := time.Now()
+	if err := finish(ctx, t, threads); err != nil {
 		return nil, err
 	}
-	sum.Analyze = time.Since(anStart)
+	sum.Finish = time.Since(finStart)
 
 	ds.State = stateComplete
 	ds.LoadedAt = time.Now().UTC().Format(time.RFC3339)
@@ -321,8 +312,8 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 	sum.Rows, sum.Bytes = stats.rows.Load(), stats.bytes.Load()
 	sum.PerWarehouse = sum.Total / time.Duration(w.Warehouses)
 	sec := sum.Total.Seconds()
-	fmt.Fprintf(progress, "  loaded %s: %d rows, %.0f MB in %.1fs (data %.1fs, indexes %.1fs, statistics %.1fs): %.0f rows/s, %.0f MB/min, %.1f s per warehouse\n",
-		plural(w.Warehouses, "warehouse"), sum.Rows, float64(sum.Bytes)/1e6, sec, sum.Load.Seconds(), sum.Indexes.Seconds(), sum.Analyze.Seconds(),
+	fmt.Fprintf(progress, "  loaded %s: %d rows, %.0f MB in %.1fs (data %.1fs, %s %.1fs): %.0f rows/s, %.0f MB/min, %.1f s per warehouse\n",
+		plural(w.Warehouses, "warehouse"), sum.Rows, float64(sum.Bytes)/1e6, sec, sum.Load.Seconds(), finishWhat(d.Engine), sum.Finish.Seconds(),
 		float64(sum.Rows)/sec, float64(sum.Bytes)/1e6/sec*60, sum.PerWarehouse.Seconds())
 	return sum, nil
 }
@@ -351,7 +342,7 @@ func (f loadFunc) BulkInsert(ctx context.Context, table string, cols []string, r
 func bulkPath(engine string) string {
 	switch engine {
 	case "postgres":
-		return "COPY"
+		return "COPY, primary keys after the data"
 	case "mysql":
 		if os.Getenv("CEILING_MYSQL_BULK") == "insert" {
 			return "multi-row INSERT"
@@ -466,19 +457,35 @@ func runLoadJob(ctx context.Context, engine string, conn target.Conn, bi target.
 	return nil
 }
 
-// analyze gathers planner statistics after the load (PostgreSQL ANALYZE,
-// MySQL ANALYZE TABLE), one table per connection at a time over threads
-// connections; SQLite plans these key lookups well without them.
-func analyze(ctx context.Context, t target.Target, threads int) error {
-	d := t.Dialect()
-	if d.Engine == "sqlite" {
-		return nil
+// finishOrder is the order in which finish takes the tables: largest first,
+// so that the threads end together.
+var finishOrder = []string{TOrderLine, TStock, TCustomer, TItem, THistory, TOrders, TNewOrder, TDistrict, TWarehouse}
+
+// finishWhat names what finish does on engine, for the summary line.
+func finishWhat(engine string) string {
+	switch {
+	case keysAfterLoad(engine):
+		return "keys, indexes and statistics"
+	case engine == "sqlite":
+		return "indexes"
 	}
+	return "indexes and statistics"
+}
+
+// finish completes each table after the data: its primary key where the
+// engine adds keys after the load (keysAfterLoad), its secondary indexes
+// (Indexes), then its planner statistics (PostgreSQL ANALYZE, MySQL
+// ANALYZE TABLE; SQLite plans these key lookups well without them). The
+// tables are done one per connection at a time over threads connections,
+// largest first, so that one table's key build overlaps another's
+// statistics. The tables are the ones this load just created in ceiling's
+// namespace.
+func finish(ctx context.Context, t target.Target, threads int) error {
+	d := t.Dialect()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Largest tables first, so the threads finish together.
-	tables := make(chan string, len(dataTables))
-	for _, name := range []string{TOrderLine, TStock, TCustomer, TItem, THistory, TOrders, TNewOrder, TDistrict, TWarehouse} {
+	tables := make(chan string, len(finishOrder))
+	for _, name := range finishOrder {
 		tables <- name
 	}
 	close(tables)
@@ -492,7 +499,7 @@ func analyze(ctx context.Context, t target.Target, threads int) error {
 				}
 				defer conn.Close()
 				for name := range tables {
-					if err := analyzeTable(ctx, conn, d, name); err != nil {
+					if err := finishTable(ctx, t, conn, d, name); err != nil {
 						cancel()
 						return err
 					}
@@ -508,6 +515,36 @@ func analyze(ctx context.Context, t target.Target, threads int) error {
 		}
 	}
 	return first
+}
+
+func finishTable(ctx context.Context, t target.Target, conn target.Conn, d target.Dialect, name string) error {
+	if pk := PrimaryKey(name); pk != "" && keysAfterLoad(d.Engine) {
+		if _, err := conn.Exec(ctx, "ALTER TABLE "+d.Table(name)+" ADD PRIMARY KEY ("+pk+")"); err != nil {
+			return fmt.Errorf("add the primary key of %s: %w", name, err)
+		}
+	}
+	for _, ix := range Indexes {
+		if ix.Table != name {
+			continue
+		}
+		var err error
+		if d.Engine == "sqlite" {
+			// SQLite index names are global to the file: its Schema
+			// namespaces them.
+			err = t.Schema().CreateIndex(ctx, ix.Table, ix.Name, ix.Cols)
+		} else {
+			// The index lives in the table's own namespace (its schema on
+			// PostgreSQL, the table itself on MySQL).
+			_, err = conn.Exec(ctx, "CREATE INDEX "+ix.Name+" ON "+d.Table(name)+" ("+ix.Cols+")")
+		}
+		if err != nil {
+			return fmt.Errorf("create index %s: %w", ix.Name, err)
+		}
+	}
+	if d.Engine == "sqlite" {
+		return nil
+	}
+	return analyzeTable(ctx, conn, d, name)
 }
 
 func analyzeTable(ctx context.Context, conn target.Conn, d target.Dialect, name string) error {

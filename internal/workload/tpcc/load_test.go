@@ -3,6 +3,7 @@ package tpcc
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -228,6 +229,33 @@ func loadRunCheck(t *testing.T, ctx context.Context, dsn string) {
 	for name, n := range want {
 		if got := ltCount(t, ctx, tg, "SELECT count(*) FROM "+tb(name)); got != n {
 			t.Errorf("%s: %d rows, want %d", name, got, n)
+		}
+	}
+	// Every table but history has its primary key (added after the data on
+	// PostgreSQL), and both secondary indexes exist.
+	var pks, idx string
+	switch tg.Dialect().Engine {
+	case "postgres":
+		pks = "SELECT count(*) FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace n ON n.oid = r.relnamespace WHERE c.contype = 'p' AND n.nspname = 'ceiling' AND r.relname IN (%s)"
+		idx = "SELECT count(*) FROM pg_indexes WHERE schemaname = 'ceiling' AND indexname IN ('" + IdxCustomerLast + "', '" + IdxOrdersCustomer + "')"
+	case "mysql":
+		pks = "SELECT count(*) FROM information_schema.table_constraints WHERE constraint_type = 'PRIMARY KEY' AND table_schema = DATABASE() AND table_name IN (%s)"
+		idx = "SELECT count(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name IN ('" + IdxCustomerLast + "', '" + IdxOrdersCustomer + "')"
+	}
+	if pks != "" {
+		var names []string
+		for _, name := range dataTables {
+			n := tb(name)
+			if i := strings.LastIndexByte(n, '.'); i >= 0 {
+				n = n[i+1:]
+			}
+			names = append(names, "'"+n+"'")
+		}
+		if got := ltCount(t, ctx, tg, fmt.Sprintf(pks, strings.Join(names, ", "))); got != int64(len(dataTables)-1) {
+			t.Errorf("%d tables with a primary key, want %d (all but history)", got, len(dataTables)-1)
+		}
+		if got := ltCount(t, ctx, tg, idx); got != 2 {
+			t.Errorf("%d secondary indexes, want 2", got)
 		}
 	}
 	if n := ltCount(t, ctx, tg, "SELECT count(*) FROM "+tb(TItem)+" WHERE i_data LIKE '%ORIGINAL%'"); n < 8000 || n > 12000 {
