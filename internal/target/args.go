@@ -48,3 +48,26 @@ func AppendInteger(b []byte, v any) ([]byte, bool) {
 	}
 	return b, false
 }
+
+// textEscapes maps the bytes AppendTextEscaped escapes to the letter that
+// follows the backslash.
+var textEscapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', '\r': 'r', 0: '0'}
+
+// AppendTextEscaped appends s with the backslash escapes shared by
+// PostgreSQL's COPY text format and MySQL's LOAD DATA: backslash, tab,
+// newline and carriage return, and NUL as \0 (which only MySQL reads;
+// nul reports one). Runs without such bytes are copied whole.
+func AppendTextEscaped(b []byte, s string) (out []byte, nul bool) {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		e := textEscapes[s[i]]
+		if e == 0 {
+			continue
+		}
+		nul = nul || s[i] == 0
+		b = append(b, s[start:i]...)
+		b = append(b, '\\', e)
+		start = i + 1
+	}
+	return append(b, s[start:]...), nul
+}

@@ -38,3 +38,23 @@ func TestAppendInteger(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendTextEscaped(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		nul      bool
+	}{
+		{"", "", false},
+		{"plain text", "plain text", false},
+		{"\\", `\\`, false},
+		{"a\tb\nc\rd\\e", `a\tb\nc\rd\\e`, false},
+		{"\t\t", `\t\t`, false},
+		{"x\x00y", `x\0y`, true},
+		{"été\n", "été\\n", false},
+	} {
+		got, nul := AppendTextEscaped([]byte(">"), c.in)
+		if string(got) != ">"+c.want || nul != c.nul {
+			t.Errorf("%q: %q, %v; want %q, %v", c.in, got, nul, ">"+c.want, c.nul)
+		}
+	}
+}

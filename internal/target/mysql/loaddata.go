@@ -174,22 +174,7 @@ func appendTSV(b []byte, v any) ([]byte, error) {
 }
 
 func appendEscaped(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch ch := s[i]; ch {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case 0:
-			b = append(b, '\\', '0')
-		default:
-			b = append(b, ch)
-		}
-	}
+	b, _ = target.AppendTextEscaped(b, s)
 	return b
 }
 

@@ -164,23 +164,11 @@ func appendCopyFloat(b []byte, f float64, bits int) []byte {
 }
 
 // appendCopyEscaped appends s with COPY's text escapes: backslash, tab,
-// newline and carriage return.
+// newline and carriage return; PostgreSQL text cannot hold a NUL byte.
 func appendCopyEscaped(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		switch ch := s[i]; ch {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case 0:
-			return b, errNUL
-		default:
-			b = append(b, ch)
-		}
+	b, nul := target.AppendTextEscaped(b, s)
+	if nul {
+		return b, errNUL
 	}
 	return b, nil
 }
