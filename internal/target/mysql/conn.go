@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -22,11 +23,13 @@ const maxStmts = 256
 // goroutine at a time.
 type conn struct {
 	c     *sql.Conn
+	nc    net.Conn // the session's network connection, when known (see watch)
 	stmts map[string]prepared
 	inTx  bool // between Begin and Commit/Rollback
 	bulk  *bulkState
 	ps    *psWaits // non-nil: take a last wait reading before closing
-	id    int64    // CONNECTION_ID(), with ps
+	id    int64    // CONNECTION_ID()
+	t     *myTarget
 }
 
 // prepared is a cached statement and whether it returns rows.
@@ -66,28 +69,40 @@ func (c *conn) stmt(ctx context.Context, query string) (prepared, error) {
 // result is empty or an error: its Exec path skips column definitions the
 // server never sent and then waits for packets that never come.
 func (c *conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	dctx, done, err := c.watch(ctx)
+	if err == nil {
+		var n int64
+		n, err = c.exec(dctx, query, args)
+		if err = done(err); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("mysql: exec: %w", err)
+}
+
+func (c *conn) exec(ctx context.Context, query string, args []any) (int64, error) {
 	if len(args) == 0 {
 		res, err := c.c.ExecContext(ctx, query)
 		if err != nil {
-			return 0, fmt.Errorf("mysql: exec: %w", err)
+			return 0, err
 		}
-		return rowsAffected(res)
+		return res.RowsAffected()
 	}
 	p, err := c.stmt(ctx, query)
 	if err != nil {
-		return 0, fmt.Errorf("mysql: exec: %w", err)
+		return 0, err
 	}
 	if p.rows {
 		r, err := c.query(ctx, p, query, args)
 		if err != nil {
-			return 0, fmt.Errorf("mysql: exec: %w", err)
+			return 0, err
 		}
 		var n int64
 		for r.Next() {
 			n++
 		}
 		if err := errors.Join(r.Err(), r.Close()); err != nil {
-			return 0, fmt.Errorf("mysql: exec: %w", err)
+			return 0, err
 		}
 		return n, nil
 	}
@@ -98,37 +113,30 @@ func (c *conn) Exec(ctx context.Context, query string, args ...any) (int64, erro
 		res, err = c.c.ExecContext(ctx, query, args...)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("mysql: exec: %w", err)
+		return 0, err
 	}
-	return rowsAffected(res)
-}
-
-func rowsAffected(res sql.Result) (int64, error) {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("mysql: exec: %w", err)
-	}
-	return n, nil
+	return res.RowsAffected()
 }
 
 // Query implements target.Conn.
 func (c *conn) Query(ctx context.Context, query string, args ...any) (target.Rows, error) {
-	var (
-		r   *sql.Rows
-		err error
-	)
-	if len(args) == 0 {
-		r, err = c.c.QueryContext(ctx, query)
-	} else {
-		var p prepared
-		if p, err = c.stmt(ctx, query); err == nil {
-			r, err = c.query(ctx, p, query, args)
-		}
-	}
+	dctx, done, err := c.watch(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: query: %w", err)
 	}
-	return rows{r: r}, nil
+	var r *sql.Rows
+	if len(args) == 0 {
+		r, err = c.c.QueryContext(dctx, query)
+	} else {
+		var p prepared
+		if p, err = c.stmt(dctx, query); err == nil {
+			r, err = c.query(dctx, p, query, args)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mysql: query: %w", done(err))
+	}
+	return rows{r: r, done: done}, nil
 }
 
 func (c *conn) query(ctx context.Context, p prepared, query string, args []any) (*sql.Rows, error) {
@@ -198,7 +206,7 @@ func isWordByte(b byte) bool {
 
 // Begin implements target.Conn.
 func (c *conn) Begin(ctx context.Context) error {
-	if _, err := c.c.ExecContext(ctx, "BEGIN"); err != nil {
+	if err := c.run(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("mysql: begin: %w", err)
 	}
 	c.inTx = true
@@ -208,7 +216,7 @@ func (c *conn) Begin(ctx context.Context) error {
 // Commit implements target.Conn.
 func (c *conn) Commit(ctx context.Context) error {
 	c.inTx = false
-	if _, err := c.c.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := c.run(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("mysql: commit: %w", err)
 	}
 	return nil
@@ -217,10 +225,20 @@ func (c *conn) Commit(ctx context.Context) error {
 // Rollback implements target.Conn.
 func (c *conn) Rollback(ctx context.Context) error {
 	c.inTx = false
-	if _, err := c.c.ExecContext(ctx, "ROLLBACK"); err != nil {
+	if err := c.run(ctx, "ROLLBACK"); err != nil {
 		return fmt.Errorf("mysql: rollback: %w", err)
 	}
 	return nil
+}
+
+// run executes a statement without arguments or results under watch.
+func (c *conn) run(ctx context.Context, stmt string) error {
+	dctx, done, err := c.watch(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = c.c.ExecContext(dctx, stmt)
+	return done(err)
 }
 
 // Close implements target.Conn. It closes the prepared statements and the
@@ -260,7 +278,8 @@ func isGone(err error) bool {
 
 // rows adapts *sql.Rows to target.Rows.
 type rows struct {
-	r *sql.Rows
+	r    *sql.Rows
+	done func(error) error // ends the watch of the query (conn.watch)
 }
 
 func (r rows) Next() bool { return r.r.Next() }
@@ -280,7 +299,7 @@ func (r rows) Err() error {
 }
 
 func (r rows) Close() error {
-	if err := r.r.Close(); err != nil {
+	if err := r.done(r.r.Close()); err != nil {
 		return fmt.Errorf("mysql: query: %w", err)
 	}
 	return nil

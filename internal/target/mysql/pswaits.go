@@ -55,15 +55,10 @@ func psOn(settings map[string]string) bool {
 }
 
 // register records a worker session and returns its connection id.
-func (p *psWaits) register(ctx context.Context, c *sql.Conn) (int64, error) {
-	var id int64
-	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		return 0, fmt.Errorf("mysql: read connection id: %w", err)
-	}
+func (p *psWaits) register(id int64) {
 	p.mu.Lock()
 	p.ids = append(p.ids, id)
 	p.mu.Unlock()
-	return id, nil
 }
 
 // final takes a worker session's last reading just before it closes, on

@@ -109,6 +109,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.DialFunc = recordDial
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w %s: %s", target.ErrBadDSN, target.Redact(opts.DSN), target.Scrub(err.Error(), opts.DSN, cfg.Passwd))
@@ -271,18 +272,20 @@ func (t *myTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if closed {
 		return nil, errors.New("mysql: connect: target is closed")
 	}
-	c, err := t.conn(ctx)
+	slot := &dialSlot{}
+	c, err := t.conn(context.WithValue(ctx, dialSlotKey{}, slot))
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{c: c, stmts: map[string]prepared{}}
+	var id int64
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("mysql: read connection id: %w", err)
+	}
+	cn := &conn{c: c, nc: slot.nc, t: t, id: id, stmts: map[string]prepared{}}
 	if t.ps != nil {
-		id, err := t.ps.register(ctx, c)
-		if err != nil {
-			_ = c.Close()
-			return nil, err
-		}
-		cn.ps, cn.id = t.ps, id
+		t.ps.register(id)
+		cn.ps = t.ps
 	}
 	return cn, nil
 }
