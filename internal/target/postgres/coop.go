@@ -1,13 +1,15 @@
 package postgres
 
-import "github.com/ceiling-db/ceiling/internal/target"
+import (
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/blockio"
+)
 
 var _ target.Cooperative = (*conn)(nil)
 
 // SetWaiter implements target.Cooperative: only sessions dialled in mux
 // mode (see workerDial) accept; their I/O then gives way through wait (see
-// blockingConn.setWaiter).
+// blockio.SetWaiter).
 func (c *conn) SetWaiter(wait func(fd int, write bool) bool) bool {
-	bc, ok := c.c.PgConn().Conn().(*blockingConn)
-	return ok && bc.setWaiter(wait)
+	return blockio.SetWaiter(c.c.PgConn().Conn(), wait)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/blockio"
 )
 
 // LoadRows loads rows into table with COPY FROM STDIN in PostgreSQL's text
@@ -29,7 +30,7 @@ import (
 // a timestamp without time zone ignores: it keeps the wall clock, as pgx
 // does). The count the server reports must match the rows sent.
 func (c *conn) LoadRows(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error) {
-	defer ordinaryIO(c.c.PgConn().Conn())()
+	defer blockio.OrdinaryIO(c.c.PgConn().Conn())()
 	quoted := make([]string, len(cols))
 	for i, col := range cols {
 		quoted[i] = pgx.Identifier{col}.Sanitize()

@@ -42,6 +42,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/blockio"
 )
 
 // Namespace names.
@@ -143,7 +144,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	}
 	t.wcfg = cfg.Copy()
 	if dial := workerDial(opts.MaxConns, opts.Multiplexed); dial != nil {
-		// Worker sessions block in the kernel like C clients; see blockingConn.
+		// Worker sessions block in the kernel like C clients; see the blockio package.
 		t.wcfg.DialFunc = dial
 	}
 	if t.wcfg.RuntimeParams["application_name"] == "ceiling" {
@@ -396,7 +397,7 @@ func oneLine(s string) string {
 //     workers on one thread (runner/mux.go), as pgbench -j does; otherwise
 //     it behaves as raw.
 //   - raw: blocking send/recv on the worker's own thread, keeping the
-//     scheduler out (see dialRaw); never cooperative.
+//     scheduler out (see blockio.DialRaw); never cooperative.
 //     Client CPU per single-row insert on the 2-core VM: 22 µs at 1
 //     connection, 33 µs at 4, 39 µs at 16 (netpoll: 70, 61, 48 µs).
 //   - muxpoll (default for more workers when the run will be multiplexed,
@@ -435,13 +436,13 @@ func workerDial(workers int, multiplexed bool) pgconn.DialFunc {
 	}
 	switch mode {
 	case "mux":
-		return dialMux
+		return blockio.DialMux
 	case "muxpoll":
-		return dialMuxPoll
+		return blockio.DialMuxPoll
 	case "raw":
-		return dialRaw
+		return blockio.DialRaw
 	case "poll":
-		return dialBlocking
+		return blockio.DialBlocking
 	}
 	return nil
 }

@@ -1,19 +1,17 @@
 //go:build unix
 
-package postgres
+package blockio
 
 import (
 	"context"
 	"errors"
 	"io"
 	"net"
-	"reflect"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,7 +54,7 @@ func listenEcho(t *testing.T, echo bool) string {
 var dials = []struct {
 	name string
 	dial func(context.Context, string, string) (net.Conn, error)
-}{{"poll", dialBlocking}, {"raw", dialRaw}}
+}{{"poll", DialBlocking}, {"raw", DialRaw}}
 
 func TestBlockingConnRoundTrip(t *testing.T) {
 	for _, d := range dials {
@@ -71,7 +69,7 @@ func testRoundTrip(t *testing.T, dial func(context.Context, string, string) (net
 	}
 	defer c.Close()
 	if _, ok := c.(*blockingConn); !ok {
-		t.Fatalf("dialBlocking over TCP returned %T, want *blockingConn", c)
+		t.Fatalf("DialBlocking over TCP returned %T, want *blockingConn", c)
 	}
 	echoRoundTrip(t, c)
 }
@@ -140,13 +138,13 @@ func testPeerClose(t *testing.T, dial func(context.Context, string, string) (net
 // P; a garbage collection (which stops the world) must still complete while
 // the read waits, and the read must then still return the data.
 func TestRawConnAllowsStopTheWorld(t *testing.T) {
-	c, err := dialRaw(context.Background(), "tcp", listenEcho(t, true))
+	c, err := DialRaw(context.Background(), "tcp", listenEcho(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	if bc, ok := c.(*blockingConn); !ok || !bc.raw.Load() {
-		t.Fatalf("dialRaw over TCP returned %T, want a raw *blockingConn", c)
+		t.Fatalf("DialRaw over TCP returned %T, want a raw *blockingConn", c)
 	}
 	got := make(chan string, 1)
 	go func() {
@@ -206,14 +204,14 @@ func (w *pollWaiter) wait(fd int, write bool) bool {
 // dialCoop dials a mux connection and makes it cooperative with w.
 func dialCoop(t *testing.T, addr string, w *pollWaiter) *blockingConn {
 	t.Helper()
-	c, err := dialMux(context.Background(), "tcp", addr)
+	c, err := DialMux(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	bc, ok := c.(*blockingConn)
 	if !ok || !bc.raw.Load() {
-		t.Fatalf("dialMux over TCP returned %T, want a raw *blockingConn", c)
+		t.Fatalf("DialMux over TCP returned %T, want a raw *blockingConn", c)
 	}
 	if !bc.setWaiter(w.wait) {
 		t.Fatal("a mux connection refused a waiter")
@@ -324,7 +322,7 @@ func TestCoopDeadlineInterruptsRead(t *testing.T) {
 // returns false), the connection waits by itself and still gets the data.
 func TestCoopWaiterDeclines(t *testing.T) {
 	var calls atomic.Int64
-	c, err := dialMux(context.Background(), "tcp", listenEcho(t, true))
+	c, err := DialMux(context.Background(), "tcp", listenEcho(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +373,7 @@ func TestCoopReleasesProcs(t *testing.T) {
 	before := rawCounted()
 	var conns []*blockingConn
 	for i := 0; i < 3; i++ {
-		c, err := dialMux(context.Background(), "tcp", addr)
+		c, err := DialMux(context.Background(), "tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,21 +403,21 @@ func TestCoopReleasesProcs(t *testing.T) {
 }
 
 // TestMuxPollHoldsNoProc: a connection dialled for many workers
-// (dialMuxPoll) neither holds a P nor is counted as raw, whether it is
+// (DialMuxPoll) neither holds a P nor is counted as raw, whether it is
 // cooperative or back to blocking, and it works both ways.
 func TestMuxPollHoldsNoProc(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	addr := listenEcho(t, true)
 	before := rawCounted()
 	procs := runtime.GOMAXPROCS(0)
-	c, err := dialMuxPoll(context.Background(), "tcp", addr)
+	c, err := DialMuxPoll(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	bc, ok := c.(*blockingConn)
 	if !ok || bc.raw.Load() || !bc.mux {
-		t.Fatalf("dialMuxPoll over TCP returned %T (raw %v), want a mux, non-raw *blockingConn", c, ok && bc.raw.Load())
+		t.Fatalf("DialMuxPoll over TCP returned %T (raw %v), want a mux, non-raw *blockingConn", c, ok && bc.raw.Load())
 	}
 	counted := func(when string) {
 		t.Helper()
@@ -469,49 +467,9 @@ func readUntilDeadline(t *testing.T, c net.Conn, after time.Duration) {
 	}
 }
 
-// TestWorkerDialChoice: how worker sessions are dialled by worker count and
-// by whether the run will be multiplexed.
-func TestWorkerDialChoice(t *testing.T) {
-	t.Setenv("CEILING_PG_IO", "")
-	t.Setenv("CEILING_PG_NETPOLL", "")
-	name := func(d pgconn.DialFunc) string {
-		if d == nil {
-			return "netpoll"
-		}
-		for n, f := range map[string]pgconn.DialFunc{"mux": dialMux, "muxpoll": dialMuxPoll, "raw": dialRaw, "poll": dialBlocking} {
-			if reflect.ValueOf(f).Pointer() == reflect.ValueOf(d).Pointer() {
-				return n
-			}
-		}
-		return "unknown"
-	}
-	cases := []struct {
-		workers     int
-		multiplexed bool
-		want        string
-	}{
-		{0, false, "netpoll"},
-		{1, false, "mux"},
-		{maxRawWorkers, true, "mux"},
-		{maxRawWorkers, false, "mux"},
-		{maxRawWorkers + 1, true, "muxpoll"},
-		{maxRawWorkers + 1, false, "netpoll"},
-		{200, true, "muxpoll"},
-	}
-	for _, c := range cases {
-		if got := name(workerDial(c.workers, c.multiplexed)); got != c.want {
-			t.Errorf("workerDial(%d, %v) = %s, want %s", c.workers, c.multiplexed, got, c.want)
-		}
-	}
-	t.Setenv("CEILING_PG_IO", "raw")
-	if got := name(workerDial(200, true)); got != "raw" {
-		t.Errorf("CEILING_PG_IO=raw: workerDial = %s, want raw", got)
-	}
-}
-
 // TestOrdinaryIO: a raw connection waits through ordinary system calls
 // until the restore function runs, then is raw again; on any other
-// connection ordinaryIO changes nothing.
+// connection OrdinaryIO changes nothing.
 func TestOrdinaryIO(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -523,15 +481,15 @@ func TestOrdinaryIO(t *testing.T) {
 		name string
 		dial func(context.Context, string, string) (net.Conn, error)
 		raw  bool
-	}{{"raw", dialRaw, true}, {"poll", dialBlocking, false}} {
+	}{{"raw", DialRaw, true}, {"poll", DialBlocking, false}} {
 		c, err := d.dial(ctx, "tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		bc := c.(*blockingConn)
-		restore := ordinaryIO(c)
+		restore := OrdinaryIO(c)
 		if bc.raw.Load() {
-			t.Errorf("%s: still raw inside ordinaryIO", d.name)
+			t.Errorf("%s: still raw inside OrdinaryIO", d.name)
 		}
 		restore()
 		if bc.raw.Load() != d.raw {
@@ -539,5 +497,5 @@ func TestOrdinaryIO(t *testing.T) {
 		}
 		c.Close()
 	}
-	ordinaryIO(nil)() // not a blockingConn: nothing to do
+	OrdinaryIO(nil)() // not a blockingConn: nothing to do
 }

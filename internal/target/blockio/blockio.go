@@ -1,6 +1,11 @@
 //go:build unix
 
-package postgres
+// Package blockio holds the network connections that worker sessions use
+// to wait for their server the way a C client does: blocking system calls
+// on the worker's own thread, or several workers' sockets polled together
+// on one thread (cooperative), instead of Go's netpoller. The PostgreSQL
+// and MySQL targets dial their worker sessions through it.
+package blockio
 
 import (
 	"context"
@@ -22,7 +27,7 @@ import (
 // connection, the netpoller's wake-up (epoll, then a futex to hand the
 // goroutine to a thread) adds tens of microseconds to every round trip.
 // Two flavours: poll (poll(2) then read(2), ordinary system calls) and raw
-// (send/recv that keep the scheduler out, see dialRaw; the default). On the
+// (send/recv that keep the scheduler out, see DialRaw; the default). On the
 // 2-core development VM, single-connection inserts cost the client about
 // 70 µs of CPU per request through the netpoller, 40 µs with poll and
 // 22 µs raw, the same as pgbench.
@@ -32,7 +37,7 @@ import (
 // connection blocked in a read holds an OS thread, which is fine at the
 // connection counts a load generator uses.
 //
-// A third flavour, cooperative (see dialMux and setWaiter), lets several
+// A third flavour, cooperative (see DialMux and setWaiter), lets several
 // connections share one thread: a call that would block hands the socket to
 // a waiter (the runner's multiplexer) instead.
 type blockingConn struct {
@@ -40,7 +45,7 @@ type blockingConn struct {
 	local    net.Addr
 	remote   net.Addr
 	rdl, wdl atomic.Int64 // deadlines in Unix nanoseconds, 0 = none
-	raw      atomic.Bool  // blocking send/recv without leaving the scheduler (see dialRaw, ordinaryIO)
+	raw      atomic.Bool  // blocking send/recv without leaving the scheduler (see DialRaw, OrdinaryIO)
 	closed   atomic.Bool
 
 	// Cooperative I/O (mux connections only, see setWaiter).
@@ -149,7 +154,7 @@ func (c *blockingConn) rawCount(on, release bool) {
 	}
 }
 
-// dialRaw is dialBlocking whose connections send and receive with raw
+// DialRaw is DialBlocking whose connections send and receive with raw
 // system calls (syscall.RawSyscall6): the goroutine keeps its P and its
 // thread while the call blocks in the kernel, exactly like a C client's
 // thread. The ordinary path (entersyscall/exitsyscall) lets the runtime's
@@ -159,8 +164,8 @@ func (c *blockingConn) rawCount(on, release bool) {
 // strace on single-row inserts. A raw call can still be interrupted: the
 // runtime's preemption signal ends it with EINTR (recv/send with a timeout
 // set are never restarted), and the connection then yields its P.
-func dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := dialBlocking(ctx, network, addr)
+func DialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := DialBlocking(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +187,7 @@ func dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
 	return bc, nil
 }
 
-// ordinaryIO makes a raw connection under nc wait through ordinary system
+// OrdinaryIO makes a raw connection under nc wait through ordinary system
 // calls, as a poll connection does, until the returned function is called;
 // for any other connection it does nothing. A bulk transfer (COPY) keeps a
 // writer and a reader goroutine on the connection for seconds: blocked in
@@ -193,7 +198,7 @@ func dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
 // on PostgreSQL: the data took 3.4-4.5 s raw against 1.9-2.3 s with
 // ordinary calls (or Go's netpoller), and the client 3.1-4.4 s of CPU
 // against 1.4-1.7 s.
-func ordinaryIO(nc net.Conn) (restore func()) {
+func OrdinaryIO(nc net.Conn) (restore func()) {
 	c, ok := nc.(*blockingConn)
 	if !ok || !c.raw.Swap(false) {
 		return func() {}
@@ -201,25 +206,25 @@ func ordinaryIO(nc net.Conn) (restore func()) {
 	return func() { c.raw.Store(true) }
 }
 
-// dialMux is dialRaw whose connections may also turn cooperative
+// DialMux is DialRaw whose connections may also turn cooperative
 // (setWaiter): the runner then serves several of them from one thread, as
 // pgbench -j does, instead of giving each its own thread.
-func dialMux(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := dialRaw(ctx, network, addr)
+func DialMux(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := DialRaw(ctx, network, addr)
 	if bc, ok := c.(*blockingConn); ok {
 		bc.mux = true
 	}
 	return c, err
 }
 
-// dialMuxPoll is dialMux for many workers: until (unless) it turns
+// DialMuxPoll is DialMux for many workers: until (unless) it turns
 // cooperative, the connection waits in poll(2) through ordinary system
 // calls, which give the goroutine's P back, instead of holding a P as a
 // raw one does. A run that is not multiplexed (an open loop, a workload
 // that pauses) then needs a thread per blocked connection but not a P per
 // connection.
-func dialMuxPoll(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := dialBlocking(ctx, network, addr)
+func DialMuxPoll(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := DialBlocking(ctx, network, addr)
 	if bc, ok := c.(*blockingConn); ok {
 		bc.mux = true
 	}
@@ -235,6 +240,20 @@ func dialMuxPoll(ctx context.Context, network, addr string) (net.Conn, error) {
 // background reader after a slow write), the call waits in poll(2).
 // A cooperative connection does not hold a P while it waits, so it is not
 // counted for GOMAXPROCS.
+// SetWaiter makes nc, when it is a mux connection (DialMux, DialMuxPoll),
+// cooperative: its I/O then gives way through wait (see setWaiter); nil
+// makes it block again. It reports false for any other connection.
+func SetWaiter(nc net.Conn, wait func(fd int, write bool) bool) bool {
+	bc, ok := nc.(*blockingConn)
+	if !ok {
+		return false
+	}
+	if wait == nil {
+		return bc.setWaiter(nil)
+	}
+	return bc.setWaiter(wait)
+}
+
 func (c *blockingConn) setWaiter(wait waitFunc) bool {
 	if !c.mux || c.closed.Load() {
 		return false
@@ -251,9 +270,9 @@ func (c *blockingConn) setWaiter(wait waitFunc) bool {
 	return true
 }
 
-// dialBlocking is a pgconn.DialFunc returning a blockingConn for TCP and an
+// DialBlocking is a pgconn.DialFunc returning a blockingConn for TCP and an
 // ordinary connection for anything else (Unix sockets).
-func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
+func DialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package blockio
+
+import (
+	"context"
+	"net"
+)
+
+// Elsewhere than on Unix, worker sessions go through Go's netpoller: the
+// blocking and cooperative connections of blockio.go use Unix system
+// calls. The dial functions are nil, and the targets then dial as usual.
+var DialMux, DialMuxPoll, DialRaw, DialBlocking func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// SetWaiter reports false: there are no cooperative connections here.
+func SetWaiter(net.Conn, func(fd int, write bool) bool) bool { return false }
+
+// OrdinaryIO does nothing here: there are no raw connections.
+func OrdinaryIO(net.Conn) func() { return func() {} }
