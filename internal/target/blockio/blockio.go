@@ -154,6 +154,10 @@ func (c *blockingConn) rawCount(on, release bool) {
 	}
 }
 
+// Supported reports whether this system has the connections of this
+// package; elsewhere the dial functions are nil.
+const Supported = true
+
 // DialRaw is DialBlocking whose connections send and receive with raw
 // system calls (syscall.RawSyscall6): the goroutine keeps its P and its
 // thread while the call blocks in the kernel, exactly like a C client's
@@ -240,6 +244,13 @@ func DialMuxPoll(ctx context.Context, network, addr string) (net.Conn, error) {
 // background reader after a slow write), the call waits in poll(2).
 // A cooperative connection does not hold a P while it waits, so it is not
 // counted for GOMAXPROCS.
+// Raw reports whether nc is a raw connection (DialRaw, DialMux) that is
+// not waiting through ordinary system calls at the moment (OrdinaryIO).
+func Raw(nc net.Conn) bool {
+	bc, ok := nc.(*blockingConn)
+	return ok && bc.raw.Load()
+}
+
 // SetWaiter makes nc, when it is a mux connection (DialMux, DialMuxPoll),
 // cooperative: its I/O then gives way through wait (see setWaiter); nil
 // makes it block again. It reports false for any other connection.

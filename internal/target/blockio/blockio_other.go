@@ -17,3 +17,10 @@ func SetWaiter(net.Conn, func(fd int, write bool) bool) bool { return false }
 
 // OrdinaryIO does nothing here: there are no raw connections.
 func OrdinaryIO(net.Conn) func() { return func() {} }
+
+// Supported reports whether this system has the connections of this
+// package: not here.
+const Supported = false
+
+// Raw reports false: there are no raw connections here.
+func Raw(net.Conn) bool { return false }

@@ -487,6 +487,9 @@ func TestOrdinaryIO(t *testing.T) {
 			t.Fatal(err)
 		}
 		bc := c.(*blockingConn)
+		if Raw(c) != d.raw {
+			t.Errorf("%s: Raw = %v, want %v", d.name, Raw(c), d.raw)
+		}
 		restore := OrdinaryIO(c)
 		if bc.raw.Load() {
 			t.Errorf("%s: still raw inside OrdinaryIO", d.name)

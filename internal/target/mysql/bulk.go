@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/blockio"
 )
 
 var _ target.BulkInserter = (*conn)(nil)
@@ -51,6 +52,9 @@ func (c *conn) bulkInit(ctx context.Context) (*bulkState, error) {
 // session's max_allowed_packet. Outside an explicit transaction the whole
 // batch runs in one transaction, so it commits (and flushes the log) once.
 func (c *conn) BulkInsert(ctx context.Context, table string, cols []string, rows target.RowSource) (n int64, err error) {
+	// A raw session blocked in a long transfer would stall the garbage
+	// collector (blockio.OrdinaryIO).
+	defer blockio.OrdinaryIO(c.nc)()
 	st, err := c.bulkInit(ctx)
 	if err != nil {
 		return 0, err

@@ -21,6 +21,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/blockio"
 )
 
 // loadDataOff is set once a server refused LOAD DATA LOCAL: every later
@@ -186,6 +187,9 @@ func appendEscaped(b []byte, s string) []byte {
 // MariaDB 10.11 for whole tables; bulk-load keeps BulkInsert, whose small
 // batches would pay LOAD DATA's extra round trips.
 func (c *conn) LoadRows(ctx context.Context, table string, cols []string, rows target.RowSource) (n int64, err error) {
+	// A raw session blocked in a long transfer would stall the garbage
+	// collector (blockio.OrdinaryIO).
+	defer blockio.OrdinaryIO(c.nc)()
 	if !useLoadData() {
 		return c.BulkInsert(ctx, table, cols, rows)
 	}
