@@ -177,8 +177,8 @@ line = f"{eng:9s} ceiling {med(c):.1f} s/W" if c else f"{eng:9s} ceiling: no suc
 if c and g and len(c) == len(g):
     r = sorted(gi / ci for ci, gi in zip(c, g))
     verdict = "target met" if r[0] >= 2 else ("target met in the median only" if statistics.median(r) >= 2 else "target NOT met")
-    line += (f", go-tpc {med(g):.1f} s/W: ceiling {statistics.median(r):.1f}x as fast"
-             f" (rounds {r[0]:.1f}-{r[-1]:.1f}x; {verdict})")
+    line += (f", go-tpc {med(g):.1f} s/W: ceiling {statistics.median(r):.2f}x as fast"
+             f" (rounds {r[0]:.2f}-{r[-1]:.2f}x; {verdict})")
 elif c and g:
     line += f", go-tpc {med(g):.1f} s/W (a load failed, so rounds are not paired)"
 elif c:
