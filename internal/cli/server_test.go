@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"database/sql"
-
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/engines"
 	"github.com/ceiling-db/ceiling/internal/target/postgres"
 )
 
@@ -30,7 +31,57 @@ func serverDSN(t *testing.T, env string) string {
 		}
 		t.Skipf("%s not set: skipping the integration test against a live server", env)
 	}
+	t.Cleanup(dropNewTables(t, dsn))
 	return dsn
+}
+
+// dropNewTables notes ceiling's tables on the server of dsn and returns a
+// cleanup that drops those made since (and ceiling's namespace when no
+// ceiling table is left), so that the tests' runs leave nothing behind in
+// the shared test database.
+func dropNewTables(t *testing.T, dsn string) func() {
+	t.Helper()
+	tables := func() (target.Target, map[string]bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		tg, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
+		if err != nil {
+			t.Fatalf("open %s to list ceiling's tables: %v", target.Redact(dsn), err)
+		}
+		names, err := tg.Schema().Tables(ctx)
+		if err != nil {
+			tg.Close(context.Background())
+			t.Fatalf("list ceiling's tables: %v", err)
+		}
+		m := map[string]bool{}
+		for _, n := range names {
+			m[n] = true
+		}
+		return tg, m
+	}
+	tg, before := tables()
+	tg.Close(context.Background())
+	return func() {
+		tg, after := tables()
+		defer tg.Close(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		left := 0
+		for n := range after {
+			if before[n] {
+				left++
+				continue
+			}
+			if err := tg.Schema().DropTable(ctx, n); err != nil {
+				t.Errorf("drop the test's table %s: %v", n, err)
+			}
+		}
+		if left == 0 {
+			if err := tg.Schema().DropAll(ctx); err != nil {
+				t.Errorf("remove ceiling's namespace: %v", err)
+			}
+		}
+	}
 }
 
 type engineCase struct {
