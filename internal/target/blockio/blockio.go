@@ -256,13 +256,7 @@ func Raw(nc net.Conn) bool {
 // makes it block again. It reports false for any other connection.
 func SetWaiter(nc net.Conn, wait func(fd int, write bool) bool) bool {
 	bc, ok := nc.(*blockingConn)
-	if !ok {
-		return false
-	}
-	if wait == nil {
-		return bc.setWaiter(nil)
-	}
-	return bc.setWaiter(wait)
+	return ok && bc.setWaiter(wait)
 }
 
 func (c *blockingConn) setWaiter(wait waitFunc) bool {
