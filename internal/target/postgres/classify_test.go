@@ -73,6 +73,9 @@ func TestOneLine(t *testing.T) {
 		{"failed to connect to `user=u database=d`:\n\t[::1]:5432 (localhost): refused\n\t127.0.0.1:5432 (localhost): refused",
 			"failed to connect to `user=u database=d`: [::1]:5432 (localhost): refused; 127.0.0.1:5432 (localhost): refused"},
 		{"x\r\n\r\ny\n", "x; y"},
+		// sslmode=prefer: the same failure with TLS and without.
+		{"failed to connect to `user=u database=d`:\n\t127.0.0.1:5433 (127.0.0.1): dial error: refused\n\t127.0.0.1:5433 (127.0.0.1): dial error: refused",
+			"failed to connect to `user=u database=d`: 127.0.0.1:5433 (127.0.0.1): dial error: refused"},
 	}
 	for _, tt := range tests {
 		if got := oneLine(tt.in); got != tt.want {

@@ -639,6 +639,16 @@ func checkOpenError(t *testing.T, dsn, mustContain string) error {
 	if mustContain != "" && !strings.Contains(msg, mustContain) {
 		t.Errorf("error %q does not contain %q", msg, mustContain)
 	}
+	// Each host's attempt is a "; "-separated part; the first part also
+	// carries the prefix.
+	parts := strings.Split(msg, "; ")
+	for i, part := range parts {
+		for _, earlier := range parts[:i] {
+			if strings.HasSuffix(earlier, part) {
+				t.Errorf("error %q says %q twice", msg, part)
+			}
+		}
+	}
 	return err
 }
 
@@ -673,6 +683,8 @@ func TestOpenClosedPort(t *testing.T) {
 	for _, dsn := range []string{
 		fmt.Sprintf("postgres://u:%s@127.0.0.1:%d/db?sslmode=disable&connect_timeout=5", testPassword, port),
 		fmt.Sprintf("host=localhost port=%d user=u password=%s dbname=db sslmode=disable connect_timeout=5", port, testPassword),
+		// sslmode=prefer (the default): pgx tries with TLS, then without.
+		fmt.Sprintf("postgres://u:%s@127.0.0.1:%d/db?connect_timeout=5", testPassword, port),
 	} {
 		checkOpenError(t, dsn, strconv.Itoa(port))
 	}

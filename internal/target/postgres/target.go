@@ -364,18 +364,23 @@ func (e *openError) Unwrap() []error {
 }
 
 // oneLine folds a multi-line driver message (pgx lists each host it tried
-// on its own line) into one line.
+// on its own line) into one line. A line that repeats an earlier one is
+// dropped: with sslmode=prefer (the default) pgx tries each host with TLS
+// and then without, and a refused connection or an unknown role fails both
+// attempts with the same line.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
 	var b strings.Builder
+	seen := map[string]bool{}
 	for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
 		line = strings.TrimSpace(line)
-		if line == "" {
+		if line == "" || seen[line] {
 			continue
 		}
+		seen[line] = true
 		if b.Len() > 0 {
 			if strings.HasSuffix(b.String(), ":") {
 				b.WriteByte(' ')
