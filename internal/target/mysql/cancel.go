@@ -29,27 +29,36 @@ import (
 // connection, and the server then went on with the statement: an update
 // waiting for a row lock was still applied once the lock was released.
 
-// dialSlot asks for a worker session's network connection (raw: with
-// blocking system calls, see workerIO) and receives the one dialed.
+// dialSlot asks for a worker session's network connection (in the I/O
+// mode workerIO chose) and receives the one dialed.
 type dialSlot struct {
-	raw bool
-	nc  net.Conn
+	io ioMode
+	nc net.Conn
 }
 
 type dialSlotKey struct{}
 
-// recordDial is the driver's dial function: for a Connect asking for a raw
-// connection it dials through blockio.DialRaw, otherwise as the driver
-// would, and it hands the connection to the dialSlot in ctx, if any.
+// recordDial is the driver's dial function: for a Connect it dials in the
+// I/O mode its dialSlot asks for (blockio), otherwise as the driver would,
+// and it hands the connection to the dialSlot in ctx, if any.
 func recordDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	s, _ := ctx.Value(dialSlotKey{}).(*dialSlot)
 	var (
 		nc  net.Conn
 		err error
 	)
-	if s != nil && s.raw && blockio.Supported {
+	mode := ioNetpoll
+	if s != nil && blockio.Supported {
+		mode = s.io
+	}
+	switch mode {
+	case ioRaw:
 		nc, err = blockio.DialRaw(ctx, network, addr)
-	} else {
+	case ioMux:
+		nc, err = blockio.DialMux(ctx, network, addr)
+	case ioMuxPoll:
+		nc, err = blockio.DialMuxPoll(ctx, network, addr)
+	default:
 		var d net.Dialer
 		nc, err = d.DialContext(ctx, network, addr)
 	}
@@ -103,26 +112,62 @@ func (c *conn) cancel() {
 // killTimeout bounds how long cancel waits for KILL QUERY.
 const killTimeout = 2 * time.Second
 
-// workerIO reports whether worker sessions use raw connections
-// (blockio.DialRaw: blocking send and recv on the worker's own thread,
-// holding its P) for a run of workers sessions: up to maxRawWorkers, as on
-// PostgreSQL; CEILING_MYSQL_IO=raw or netpoll forces one. Measured on the
-// 2-core development VM, single-row inserts on MariaDB 10.11 with
+// ioMode is how a worker session's connection waits for the server.
+type ioMode int
+
+const (
+	// ioNetpoll: Go's netpoller, as any Go program.
+	ioNetpoll ioMode = iota
+	// ioRaw: blocking send and recv on the worker's own thread, holding
+	// its P (blockio.DialRaw).
+	ioRaw
+	// ioMux: raw, and the session turns cooperative (target.Cooperative)
+	// when the runner serves several workers from one thread
+	// (blockio.DialMux, runner/mux.go).
+	ioMux
+	// ioMuxPoll: like ioMux, but until it turns cooperative the session
+	// waits in poll(2), holding no P (blockio.DialMuxPoll).
+	ioMuxPoll
+)
+
+// workerIO picks how worker sessions wait for the server in a run of
+// workers sessions, as the PostgreSQL target does: up to maxRawWorkers
+// the sessions are raw and may turn cooperative (ioMux); more of them are
+// ioMuxPoll when the run will be multiplexed (target.Options.Multiplexed)
+// and go through the netpoller otherwise (an open loop, TPC-C's pausing
+// virtual users), where a thread blocked per session costs more.
+// CEILING_MYSQL_IO=netpoll|raw|mux|muxpoll forces one.
+//
+// Raw against the netpoller, measured on the 2-core development VM,
+// single-row inserts on MariaDB 10.11 with
 // innodb_flush_log_at_trx_commit=2, two alternated 8 s runs each, client
-// CPU per request through Go's netpoller against raw: 72.2 and 64.5
-// against 26.6 and 28.5 µs at 1 connection, 36.6/36.8 against 24.2/23.5
-// at 4, 27.6/30.0 against 21.6/20.7 at 16; TPC-C at 8 connections, NOPM
-// 16,258 and 18,030 against 21,366 and 21,478.
-func workerIO(workers int) bool {
+// CPU per request: 72.2 and 64.5 against 26.6 and 28.5 µs at 1
+// connection, 36.6/36.8 against 24.2/23.5 at 4, 27.6/30.0 against
+// 21.6/20.7 at 16; TPC-C at 8 connections, NOPM 16,258 and 18,030 against
+// 21,366 and 21,478.
+func workerIO(workers int, multiplexed bool) ioMode {
 	switch os.Getenv("CEILING_MYSQL_IO") {
 	case "raw":
-		return true
+		return ioRaw
+	case "mux":
+		return ioMux
+	case "muxpoll":
+		return ioMuxPoll
 	case "netpoll":
-		return false
+		return ioNetpoll
 	}
-	return workers > 0 && workers <= maxRawWorkers
+	switch {
+	case workers <= 0:
+		return ioNetpoll
+	case workers <= maxRawWorkers:
+		return ioMux
+	case multiplexed:
+		return ioMuxPoll
+	}
+	return ioNetpoll
 }
 
-// maxRawWorkers bounds the worker count for which sessions are raw: each
-// holds a P (and a thread) while it waits.
+// maxRawWorkers bounds the worker count for which sessions are raw until
+// they turn cooperative: a raw session holds a P (and a thread) while it
+// waits.
 const maxRawWorkers = 16

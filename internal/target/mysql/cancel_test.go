@@ -24,8 +24,9 @@ func TestConnectRecordsConn(t *testing.T) {
 		t.Errorf("session id %d, the server says %s", c.id, id)
 	}
 	// Up to maxRawWorkers workers (openTarget says 4), a worker session
-	// waits with blocking system calls on its own thread; during a bulk
-	// load it waits through ordinary ones; the admin session never is raw.
+	// waits with blocking system calls on its own thread until the runner
+	// makes it cooperative; during a bulk load it waits through ordinary
+	// ones; the admin session never is raw.
 	if !blockio.Raw(c.nc) {
 		t.Error("a worker session of a 4-worker run is not raw")
 	}
@@ -34,9 +35,40 @@ func TestConnectRecordsConn(t *testing.T) {
 		t.Error("raw inside OrdinaryIO")
 	}
 	restore()
-	if mt := tg.(*myTarget); !mt.raw || workerIO(maxRawWorkers+1) || workerIO(0) {
-		t.Errorf("workerIO: raw %v for 4 workers, %v for %d, %v for 0; want true, false, false",
-			mt.raw, workerIO(maxRawWorkers+1), maxRawWorkers+1, workerIO(0))
+	if !c.SetWaiter(func(int, bool) bool { return false }) {
+		t.Error("a worker session of a 4-worker run refused a waiter")
+	}
+	if !c.SetWaiter(nil) {
+		t.Error("a cooperative worker session refused to block again")
+	}
+	if mt := tg.(*myTarget); mt.io != ioMux {
+		t.Errorf("I/O mode %v for 4 workers, want %v (mux)", mt.io, ioMux)
+	}
+	for _, tc := range []struct {
+		workers     int
+		multiplexed bool
+		want        ioMode
+	}{
+		{0, false, ioNetpoll},
+		{1, false, ioMux},
+		{maxRawWorkers, true, ioMux},
+		{maxRawWorkers + 1, true, ioMuxPoll},
+		{maxRawWorkers + 1, false, ioNetpoll},
+	} {
+		if got := workerIO(tc.workers, tc.multiplexed); got != tc.want {
+			t.Errorf("workerIO(%d, %v) = %v, want %v", tc.workers, tc.multiplexed, got, tc.want)
+		}
+	}
+	for env, want := range map[string]ioMode{"raw": ioRaw, "mux": ioMux, "muxpoll": ioMuxPoll, "netpoll": ioNetpoll} {
+		t.Setenv("CEILING_MYSQL_IO", env)
+		if got := workerIO(4, false); got != want {
+			t.Errorf("CEILING_MYSQL_IO=%s: workerIO = %v, want %v", env, got, want)
+		}
+	}
+	t.Setenv("CEILING_MYSQL_IO", "raw")
+	tg3 := openTarget(t, testDSN(t), target.DurabilityServer)
+	if c3 := connect(t, tg3).(*conn); c3.SetWaiter(func(int, bool) bool { return false }) {
+		t.Error("CEILING_MYSQL_IO=raw: a worker session accepted a waiter")
 	}
 	t.Setenv("CEILING_MYSQL_IO", "netpoll")
 	tg2 := openTarget(t, testDSN(t), target.DurabilityServer)

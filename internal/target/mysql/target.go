@@ -70,7 +70,7 @@ var settingNames = []string{
 type myTarget struct {
 	dsn string // as given; only ever shown through target.Redact
 	db  *sql.DB
-	raw bool // worker sessions dial raw connections (workerIO)
+	io  ioMode // how worker sessions wait (workerIO)
 
 	mu      sync.Mutex // guards info, changed and closed
 	info    target.Info
@@ -121,7 +121,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		// reconnects while a lost connection is still being torn down.
 		db.SetMaxOpenConns(2*opts.MaxConns + 8)
 	}
-	t := &myTarget{dsn: opts.DSN, db: db, raw: workerIO(opts.MaxConns)}
+	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed)}
 
 	admin, err := t.conn(ctx)
 	if err != nil {
@@ -273,7 +273,7 @@ func (t *myTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if closed {
 		return nil, errors.New("mysql: connect: target is closed")
 	}
-	slot := &dialSlot{raw: t.raw}
+	slot := &dialSlot{io: t.io}
 	c, err := t.conn(context.WithValue(ctx, dialSlotKey{}, slot))
 	if err != nil {
 		return nil, err
