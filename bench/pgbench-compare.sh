@@ -29,7 +29,8 @@
 # by ±10% with pgbench on both sides, SELF=1, so use ROUNDS=6 or more for
 # verdicts that can resolve a few percent; the rounds of a cell drift
 # together, so the interval is too narrow: an A/A run of 6 rounds called
-# 2 of 16 cells although nothing differed). Differences
+# 2 of 16 cells on a slow spell of the VM although nothing differed, none
+# on a fast one). Differences
 # that remain, and which side they favour:
 #  - ceiling deletes random live ids (pre-populated or inserted in the run);
 #    pgbench deletes the ROWS pre-populated ids in a pseudorandom order, each
