@@ -191,9 +191,16 @@ func Diagnose(f Figures) *Verdict {
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
 	if len(cands) == 0 {
 		v.Bottleneck = None
-		v.Evidence = append(v.Evidence, "no clear bottleneck: no rule matched")
+		// The first line is the verdict's headline: when the cores were
+		// mostly idle, the reason is that the run did not load the server.
+		ev, s, unsat := unsaturated(f)
+		if unsat {
+			v.Evidence = append(v.Evidence, "no clear bottleneck: the run did not load the server enough to find one")
+		} else {
+			v.Evidence = append(v.Evidence, "no clear bottleneck: no rule matched")
+		}
 		v.Evidence = append(v.Evidence, topFigures(f)...)
-		if ev, s, ok := unsaturated(f); ok {
+		if unsat {
 			v.Evidence = append(v.Evidence, ev)
 			v.Suggestions = append(v.Suggestions, s)
 		}

@@ -307,13 +307,20 @@ func TestUnsaturated(t *testing.T) {
 	if ev := strings.Join(v.Evidence, "|"); !strings.Contains(ev, "not saturated: 2 threads keep the cores 35% busy") {
 		t.Errorf("evidence %q", ev)
 	}
+	if !strings.Contains(v.Evidence[0], "did not load the server") {
+		t.Errorf("headline %q does not say the run did not load the server", v.Evidence[0])
+	}
 	open := light
 	open.OpenLoop = true
 	busyHost := light
 	busyHost.HostBusy = p(0.8)
 	for name, f := range map[string]Figures{"open loop": open, "busy host": busyHost, "not measured": nothing} {
-		if v := Diagnose(f); v.Bottleneck == None && len(v.Suggestions) > 0 {
+		v := Diagnose(f)
+		if v.Bottleneck == None && len(v.Suggestions) > 0 {
 			t.Errorf("%s: suggestions %+v", name, v.Suggestions)
+		}
+		if v.Bottleneck == None && strings.Contains(v.Evidence[0], "did not load") {
+			t.Errorf("%s: headline %q", name, v.Evidence[0])
 		}
 	}
 }
