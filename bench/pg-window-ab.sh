@@ -10,7 +10,8 @@
 #   CONNS=8 ROUNDS=5 DURABILITY=relaxed bench/pg-window-ab.sh
 #   VARIANTS="default CEILING_MUX_GROUPS=1" bench/pg-window-ab.sh   # ceiling settings to compare
 #
-# Each run lasts 3 s + WINDOW (default 6 s) + 1 s; the window starts 3 s in.
+# Each run lasts 3 s + WINDOW (default 6 s) + 3 s; the window starts 3 s in
+# (the slack covers psql's connections on a loaded machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGDSN=${PGDSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
@@ -30,12 +31,12 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/ceiling" ./cmd/ceiling
 echo 'INSERT INTO ceiling.single_inserts DEFAULT VALUES;' >"$work/single.sql"
 "$work/ceiling" prepare single-inserts --db "$PGDSN" >/dev/null
-dur=$((WINDOW + 4))
+dur=$((WINDOW + 6))
 j=$(( CONNS < 2 ? CONNS : 2 ))
 
 window() { # label pid: waits 3 s, then measures the process
-  sleep 3
-  python3 bench/pg-window.py --label "$(printf '%-22s' "$1")" --pid "$2" --seconds "$WINDOW" --dsn "$PGDSN"
+  python3 bench/pg-window.py --delay 3 --label "$(printf '%-22s' "$1")" --pid "$2" --seconds "$WINDOW" --dsn "$PGDSN" \
+    --count-sql "SELECT last_value FROM ceiling.single_inserts_id_seq"
 }
 echo "single-row inserts, $CONNS connections, $DURABILITY durability, window ${WINDOW}s"
 for r in $(seq 1 "$ROUNDS"); do

@@ -15,7 +15,9 @@ shows which side a difference between two clients comes from.
     ceiling run ... &  sleep 3; bench/pg-window.py --pid $(pgrep -n -x ceiling) --seconds 6
 
 Transactions are the server's commits (pg_stat_database, all databases) in
-the window, so start it after the client's set-up. Linux only (/proc).
+the window, so start it after the client's set-up, or what --count-sql
+returns (bench/pg-window-ab.sh counts the insert table's identity
+sequence, which is exact). Linux only (/proc).
 """
 import argparse
 import os
@@ -88,31 +90,62 @@ def host():
     return (cpu[3] + cpu[4]) / HZ, ctxt  # idle + iowait
 
 
-def commits(dsn):
-    out = subprocess.check_output(
-        ["psql", "-qAtX", dsn, "-c", "SELECT sum(xact_commit) FROM pg_stat_database"])
-    return int(out.strip())
+class Counter:
+    """Reads the transaction count through one psql session kept open for
+    the window: a new connection per reading took 0.3-0.9 s on the loaded
+    2-core VM, which shifted the count's interval against the CPU
+    readings'. The default query sums pg_stat_database's commits, which
+    backends publish at most once a second each (PostgreSQL 15), so over a
+    6 s window it can be off by up to a second's commits; --count-sql
+    names an exact counter instead (a sequence's last_value)."""
+
+    def __init__(self, dsn, sql):
+        self.sql = sql.rstrip().rstrip(";") + ";\n"
+        self.p = subprocess.Popen(["psql", "-qAtX", dsn], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+
+    def read(self):
+        self.p.stdin.write(self.sql)
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise OSError("psql ended")
+        return int(line.strip())
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pid", type=int, required=True, help="the client process")
     ap.add_argument("--seconds", type=float, default=6.0, help="window length")
+    ap.add_argument("--delay", type=float, default=0.0,
+                    help="seconds to wait before the window starts (so that the interpreter's "
+                         "start-up, slow on a loaded machine, falls before it)")
     ap.add_argument("--dsn", default=os.environ.get(
         "PGDSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"))
     ap.add_argument("--label", default="", help="printed before the figures")
+    ap.add_argument("--count-sql", default="SELECT sum(xact_commit) FROM pg_stat_database",
+                    help="query returning the transactions done so far")
     a = ap.parse_args()
     if not os.path.exists(f"/proc/{a.pid}"):
         sys.exit(f"pg-window: no process {a.pid}")
     try:
-        c0, s0, h0, v0 = commits(a.dsn), server_cpu(), host(), client_switches(a.pid)
+        start = time.monotonic() + a.delay
+        counter = Counter(a.dsn, a.count_sql)
+        counter.read()  # the session's start-up is not in the window
+        time.sleep(max(0.0, start - time.monotonic()))
+        c0, s0, h0, v0 = counter.read(), server_cpu(), host(), client_switches(a.pid)
         u0, k0 = client_cpu(a.pid)
         t0 = time.monotonic()
         time.sleep(a.seconds)
-        c1, s1, h1, v1 = commits(a.dsn), server_cpu(), host(), client_switches(a.pid)
+        c1, s1, h1, v1 = counter.read(), server_cpu(), host(), client_switches(a.pid)
         u1, k1 = client_cpu(a.pid)
         t1 = time.monotonic()
-    except (OSError, subprocess.CalledProcessError) as e:
+        counter.close()
+    except (OSError, ValueError, subprocess.CalledProcessError) as e:
         sys.exit(f"pg-window: {e}")
     n = c1 - c0
     if n <= 0:
