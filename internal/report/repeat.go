@@ -188,6 +188,7 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 		}
 		cpu += r.ClientCPUSeconds
 		cpuKnown = cpuKnown && r.ClientCPUSeconds >= 0
+		out.WorkerGroups = max(out.WorkerGroups, r.WorkerGroups) // the same rule for every run
 		switch {
 		case r.Evidence != nil:
 			if out.Evidence == nil {

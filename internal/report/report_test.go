@@ -244,3 +244,38 @@ func TestLiveShowsStepRate(t *testing.T) {
 		t.Fatalf("live lines:\n%s", buf.String())
 	}
 }
+
+// TestWorkerGroups: the number of threads the workers shared reaches the
+// JSON result's client section (also through a repeat's merge), and is
+// absent when each worker had its own goroutine.
+func TestWorkerGroups(t *testing.T) {
+	cfg := runner.Config{Threads: 4, Duration: time.Second}
+	p := Params{Workload: "single-inserts", Load: cfg, Cores: 2}
+	run := func(groups int) *runner.Result {
+		r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: time.Second,
+			ClientCPUSeconds: -1, WorkerGroups: groups}
+		return r
+	}
+	for _, groups := range []int{0, 2} {
+		one, err := Build(p, run(groups))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := BuildRepeat(p, []*runner.Result{run(groups), run(groups)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, res := range map[string]*Result{"run": one, "repeat": rep} {
+			if res.Client.WorkerGroups != groups {
+				t.Errorf("%s with %d groups: client.worker_groups %d", name, groups, res.Client.WorkerGroups)
+			}
+			b, err := json.Marshal(res.Client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has := bytes.Contains(b, []byte(`"worker_groups":`)); has != (groups > 0) {
+				t.Errorf("%s with %d groups: JSON client %s", name, groups, b)
+			}
+		}
+	}
+}

@@ -198,6 +198,10 @@ type Client struct {
 	CPUSeconds  *float64 `json:"cpu_seconds"`
 	CPUPctCores *float64 `json:"cpu_pct_of_cores"` // 100 = every core busy
 	Cores       int      `json:"cores"`
+	// WorkerGroups is how many threads the workers shared (closed loop,
+	// several coroutines per thread, as pgbench -j); absent when each
+	// worker had its own.
+	WorkerGroups int `json:"worker_groups,omitempty"`
 }
 
 // IntervalPoint is one point of the per-interval series.
@@ -381,6 +385,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	}
 
 	res.Client.Cores = p.Cores
+	res.Client.WorkerGroups = r.WorkerGroups
 	if r.ClientCPUSeconds >= 0 {
 		res.Client.CPUSeconds = f64(r.ClientCPUSeconds)
 		if el > 0 && p.Cores > 0 {

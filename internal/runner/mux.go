@@ -20,9 +20,10 @@ import (
 // synchronous: each worker's loop runs as a coroutine (iter.Pull), and a
 // connection whose socket is not ready suspends its coroutine through the
 // waiter it was given (target.Cooperative) instead of blocking. A group, one
-// goroutine locked to its OS thread, resumes its coroutines in turn (a
-// direct switch on the same thread, no scheduler involved), polls the
-// sockets they wait on, and resumes the ready ones.
+// goroutine that keeps its thread and P while it polls, resumes its
+// coroutines in turn (a direct switch on the same thread, no scheduler
+// involved), polls the sockets they wait on, and resumes the ready ones;
+// every muxYield it passes through the scheduler (see there).
 //
 // It applies to the closed loop only, when every worker connection accepts
 // a waiter and no worker pauses on purpose (workload.Pauser: a pause would
@@ -144,11 +145,21 @@ func (r *run) setupMux() []*muxGroup {
 		}
 	}
 	// Each group holds a P while it polls (pollWait keeps the scheduler
-	// out, as the raw connections do); one more is left for the clock, the
-	// samplers and the garbage collector. restoreProcs undoes this.
-	if prev := runtime.GOMAXPROCS(0); prev < g+1 {
-		runtime.GOMAXPROCS(g + 1)
-		r.procs = [2]int{prev, g + 1}
+	// out, as the raw connections do), and the run has exactly one P per
+	// group: the clock, the samplers and the garbage collector run when a
+	// group goes through the scheduler (every muxYield, see drive). A spare
+	// P would cost more than it gives: each of those passes through the
+	// scheduler would wake a thread to look for work for it (wakep), a
+	// futex wake-up and a context switch that finds nothing. The locked
+	// scheme (muxLocked) keeps one more P, as before. restoreProcs undoes
+	// this.
+	want := g
+	if muxLocked {
+		want = g + 1
+	}
+	if prev := runtime.GOMAXPROCS(0); prev != want && (!muxLocked || prev < want) {
+		runtime.GOMAXPROCS(want)
+		r.procs = [2]int{prev, want}
 	}
 	return groups
 }
@@ -186,10 +197,50 @@ func (g *muxGroup) waiter(k *worker) func(fd int, write bool) bool {
 	}
 }
 
+// muxYield is how often a group goes through the scheduler of its own
+// accord (runtime.Gosched, between two polls).
+//
+// A group polls through raw system calls, so to the runtime it looks as if
+// it ran without pause, and the runtime's monitor (sysmon) preempts a
+// goroutine that has run for 10 ms: a signal to the thread, the poll
+// interrupted, and the goroutine put back in the scheduler's queue. For a
+// goroutine locked to its thread, as groups were, that also meant handing
+// the P to another thread and back (two futex wake-ups, four context
+// switches): measured on the 2-core development VM, about 100 preemption
+// signals a second and 10-20 ms/s of client CPU outside the group threads
+// at 4 workers. A group that yields every 2 ms is never preempted, and
+// unlocked, its yield costs a pass through the scheduler on its own thread
+// (no system call, since the run has no spare P to wake a thread for, see
+// setupMux). Single-row inserts against the local PostgreSQL, alternated
+// 6 s windows (bench/pg-window-ab.sh), client CPU per request, unlocked
+// against locked: 4 workers with every commit waiting for its flush,
+// 31.5/33.3, 32.6/45.8, 36.8/45.9, 47.5/50.3, 51.1/61.7 µs (0.87-0.90
+// against 0.96-1.00 voluntary switches per request); 16 workers
+// CPU-bound, 25.4/26.2, 25.6/26.1, 21.0/20.7, 18.2/18.9, 21.5/22.4 µs.
+// The VM's speed drifted between rounds; each pair is one round.
+//
+// With no spare P, the clock, the samplers and the garbage collector run
+// at those passes (each runs the expired timers and the goroutines in the
+// queues before the group again), so they wait about 2 ms for a P while
+// requests complete, and while a poll blocks for longer (a server that
+// stalls) until the runtime preempts it, 10-20 ms. The samplers' replies
+// arrive through Go's netpoller, which the runtime's monitor reads every
+// 10 ms when every P is busy. None of them is timed to the millisecond.
+const muxYield = 2 * time.Millisecond
+
+// muxLocked selects the earlier scheme: each group locked to its OS thread
+// (runtime.LockOSThread), preempted by the runtime instead of yielding, with
+// one spare P. CEILING_MUX_LOCKED=1 turns it on for comparisons. It is the
+// only scheme where curg tells threads, not goroutines, apart (the waiter
+// then relies on the group never leaving its thread).
+var muxLocked = !curgIsGoroutine || os.Getenv("CEILING_MUX_LOCKED") == "1"
+
 // drive runs the group's worker loops to their end.
 func (g *muxGroup) drive(ctx context.Context) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if muxLocked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 
 	n := len(g.workers)
 	next := make([]func() (muxWait, bool), n)
@@ -213,6 +264,7 @@ func (g *muxGroup) drive(ctx context.Context) {
 	owner := make([]int, 0, n) // owner[j] waits on fds[j]
 	alive := n
 	sweep := time.Now()
+	yielded := sweep
 	for alive > 0 {
 		for _, i := range runnable {
 			w, ok := next[i]()
@@ -231,11 +283,16 @@ func (g *muxGroup) drive(ctx context.Context) {
 		if err != nil {
 			time.Sleep(time.Millisecond) // not expected; do not spin
 		}
-		if err != nil || time.Since(sweep) >= muxSlice {
+		now := time.Now()
+		if !muxLocked && now.Sub(yielded) >= muxYield {
+			runtime.Gosched()
+			yielded = now
+		}
+		if err != nil || now.Sub(sweep) >= muxSlice {
 			// Resume everyone: waiting connections re-check their deadlines.
 			runnable = append(runnable, owner...)
 			fds, owner = fds[:0], owner[:0]
-			sweep = time.Now()
+			sweep = now
 			continue
 		}
 		if ready == 0 {

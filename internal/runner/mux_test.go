@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -24,14 +25,17 @@ import (
 )
 
 // tidWorkload's workers record the OS thread of each request, to tell a
-// multiplexed run (the workers of a group share their group's locked
-// thread) from one goroutine per worker. Do runs doSQL when set (on the
+// multiplexed run (the workers of a group share their group's thread)
+// from one goroutine per worker. Do runs doSQL when set (on the
 // target's connection), else the connection's own Exec.
 type tidWorkload struct {
 	doSQL string
 	pause bool // workers implement workload.Pauser
 	calls atomic.Int64
 	procs atomic.Int64 // the highest GOMAXPROCS seen as workers were made
+
+	// The lowest and highest GOMAXPROCS seen by requests (0: none yet).
+	doLo, doHi atomic.Int64
 
 	mu   sync.Mutex
 	tids map[int]map[int]bool // worker id → threads seen
@@ -79,6 +83,25 @@ func (w *tidWorkload) threads() (perWorker []int, all int) {
 	return perWorker, len(seen)
 }
 
+// seeProcs records p in doLo and doHi.
+func (w *tidWorkload) seeProcs(p int64) {
+	for {
+		lo := w.doLo.Load()
+		if (lo != 0 && lo <= p) || w.doLo.CompareAndSwap(lo, p) {
+			break
+		}
+	}
+	for {
+		hi := w.doHi.Load()
+		if hi >= p || w.doHi.CompareAndSwap(hi, p) {
+			break
+		}
+	}
+}
+
+// doProcs returns the lowest and highest GOMAXPROCS seen by requests.
+func (w *tidWorkload) doProcs() (lo, hi int64) { return w.doLo.Load(), w.doHi.Load() }
+
 type tidWorker struct {
 	w    *tidWorkload
 	c    target.Conn
@@ -88,6 +111,7 @@ type tidWorker struct {
 
 func (k *tidWorker) Do(ctx context.Context) (workload.Result, error) {
 	k.tids[unix.Gettid()] = true
+	k.w.seeProcs(int64(runtime.GOMAXPROCS(0)))
 	k.w.calls.Add(1)
 	n, err := k.c.Exec(ctx, k.w.doSQL)
 	return workload.Result{Rows: n}, err
@@ -205,38 +229,73 @@ func (p *pipeTarget) Connect(context.Context) (target.Conn, error) {
 }
 
 // TestMuxGroupsShareThreads: forced into two groups, eight workers on
-// cooperative connections run on exactly two threads, each worker always
-// on the same one; every request is counted and the waiter really
-// suspended the coroutines.
+// cooperative connections: every request is counted, the waiter really
+// suspended the coroutines, and the run had exactly one P per group (no
+// spare P for a group's yield to wake a thread for), given back at the
+// end. Locked to
+// their threads (CEILING_MUX_LOCKED=1, the earlier scheme), the groups run
+// on exactly two threads, each worker always on the same one, with one
+// spare P.
 func TestMuxGroupsShareThreads(t *testing.T) {
-	t.Setenv("CEILING_MUX_GROUPS", "2")
-	pt := &pipeTarget{t: t}
-	w := &tidWorkload{}
-	res, err := Run(context.Background(), Config{Threads: 8, Ops: 20000}, pt, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Total.Total().Requests; got != 20000 {
-		t.Fatalf("requests %d, want 20000", got)
-	}
-	per, all := w.threads()
-	for id, n := range per {
-		if n != 1 {
-			t.Errorf("worker %d ran on %d threads, want 1 (its group's)", id, n)
-		}
-	}
-	if all != 2 {
-		t.Errorf("workers ran on %d threads, want 2 (one per group)", all)
-	}
-	var waits int64
-	for i, c := range pt.conns {
-		if c.set.Load() != 1 {
-			t.Errorf("connection %d: SetWaiter called %d times, want 1", i, c.set.Load())
-		}
-		waits += c.waits.Load()
-	}
-	if waits == 0 {
-		t.Error("no request waited through the group's poll")
+	for _, locked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
+			if locked != muxLocked {
+				old := muxLocked
+				muxLocked = locked
+				defer func() { muxLocked = old }()
+			}
+			if !locked && !curgIsGoroutine {
+				t.Skip("groups stay locked where curg reads the thread id")
+			}
+			t.Setenv("CEILING_MUX_GROUPS", "2")
+			before := runtime.GOMAXPROCS(0)
+			pt := &pipeTarget{t: t}
+			w := &tidWorkload{}
+			res, err := Run(context.Background(), Config{Threads: 8, Ops: 20000}, pt, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Total.Total().Requests; got != 20000 {
+				t.Fatalf("requests %d, want 20000", got)
+			}
+			if got := runtime.GOMAXPROCS(0); got != before {
+				t.Errorf("GOMAXPROCS %d after the run, want %d as before it", got, before)
+			}
+			wantProcs := int64(2)
+			if locked {
+				wantProcs = max(int64(before), 3)
+			}
+			if lo, hi := w.doProcs(); lo != wantProcs || hi != wantProcs {
+				t.Errorf("GOMAXPROCS during the requests %d-%d, want %d", lo, hi, wantProcs)
+			}
+			per, all := w.threads()
+			if locked {
+				for id, n := range per {
+					if n != 1 {
+						t.Errorf("worker %d ran on %d threads, want 1 (its group's)", id, n)
+					}
+				}
+				if all != 2 {
+					t.Errorf("workers ran on %d threads, want 2 (one per group)", all)
+				}
+			}
+			// Unlocked, a group that yields may resume on another thread,
+			// and here the echoing goroutines' blocking reads take the Ps
+			// from the groups now and then (in a real run the server is
+			// another process and the groups' system calls are raw), so
+			// the thread count says nothing; the waits below and
+			// TestMuxWaiterOnlyForItsCoroutine tell a multiplexed run.
+			var waits int64
+			for i, c := range pt.conns {
+				if c.set.Load() != 1 {
+					t.Errorf("connection %d: SetWaiter called %d times, want 1", i, c.set.Load())
+				}
+				waits += c.waits.Load()
+			}
+			if waits == 0 {
+				t.Error("no request waited through the group's poll")
+			}
+		})
 	}
 }
 
@@ -421,7 +480,8 @@ func TestMuxPostgres(t *testing.T) {
 
 // checkInsertRun checks a two-group run of w's inserts: every one of the
 // ops requests counted and stored (rows counts the table's rows), no
-// error, two threads.
+// error, two groups. (The groups' threads are not counted: a group that
+// yields may resume on another thread, see muxYield.)
 func checkInsertRun(t *testing.T, rows func() int64, w *tidWorkload, res *Result, ops int64) {
 	t.Helper()
 	tot := res.Total.Total()
@@ -435,9 +495,8 @@ func checkInsertRun(t *testing.T, rows func() int64, w *tidWorkload, res *Result
 	if n := rows(); n != ops {
 		t.Fatalf("%d rows in the table, want %d", n, ops)
 	}
-	per, all := w.threads()
-	if all != 2 {
-		t.Errorf("workers ran on %d threads (per worker %v), want 2", all, per)
+	if res.WorkerGroups != 2 {
+		t.Errorf("workers ran in %d groups, want 2", res.WorkerGroups)
 	}
 }
 
@@ -592,7 +651,7 @@ func TestMuxPostgresReconnect(t *testing.T) {
 // and says how many) once 500 have started, and checks that each lost
 // request was followed by a reconnect, that the run completed its
 // requests, that the table holds them (rows; a request cut off by the
-// kill may have committed), and that the workers stayed in their groups.
+// kill may have committed), and that the run was multiplexed in two groups.
 func testMuxReconnect(t *testing.T, tg target.Target, insertSQL string, kill func(context.Context) int64, rows func() int64) {
 	t.Helper()
 	w := &tidWorkload{doSQL: insertSQL}
@@ -625,8 +684,7 @@ func testMuxReconnect(t *testing.T, tg target.Target, insertSQL string, kill fun
 	if n := rows(); n < tot.Requests || n > tot.Requests+lost {
 		t.Fatalf("%d rows, want between %d and %d", n, tot.Requests, tot.Requests+lost)
 	}
-	per, all := w.threads()
-	if all != 2 {
-		t.Errorf("workers ran on %d threads (per worker %v), want 2", all, per)
+	if res.WorkerGroups != 2 {
+		t.Errorf("workers ran in %d groups, want 2", res.WorkerGroups)
 	}
 }

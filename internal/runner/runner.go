@@ -172,6 +172,10 @@ type Result struct {
 	// ClientCPUSeconds is the CPU time ceiling itself used in the measured
 	// phase (user+system); negative when it could not be read.
 	ClientCPUSeconds float64
+	// WorkerGroups is how many threads the closed loop's workers shared,
+	// a few coroutines per thread (mux.go); 0 when each worker had a
+	// goroutine of its own.
+	WorkerGroups int
 	// Steps holds one entry per open-loop step that reached its measured
 	// part (a plain Rate is one step); nil in closed loop. In open loop,
 	// Total, Elapsed, Evidence and ClientCPUSeconds sum the steps' measured parts.
@@ -308,6 +312,7 @@ func (r *run) drive(ctx context.Context) *Result {
 	r.done = make(chan struct{})
 	r.wg.Add(len(r.workers))
 	if groups := r.setupMux(); groups != nil {
+		res.WorkerGroups = len(groups)
 		for _, g := range groups {
 			go g.drive(wctx)
 		}
