@@ -252,9 +252,8 @@ func TestWorkerGroups(t *testing.T) {
 	cfg := runner.Config{Threads: 4, Duration: time.Second}
 	p := Params{Workload: "single-inserts", Load: cfg, Cores: 2}
 	run := func(groups int) *runner.Result {
-		r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: time.Second,
+		return &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: time.Second,
 			ClientCPUSeconds: -1, WorkerGroups: groups}
-		return r
 	}
 	for _, groups := range []int{0, 2} {
 		one, err := Build(p, run(groups))

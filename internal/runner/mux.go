@@ -153,11 +153,12 @@ func (r *run) setupMux() []*muxGroup {
 	// futex wake-up and a context switch that finds nothing. The locked
 	// scheme (muxLocked) keeps one more P, as before. restoreProcs undoes
 	// this.
+	prev := runtime.GOMAXPROCS(0)
 	want := g
 	if muxLocked {
-		want = g + 1
+		want = max(prev, g+1)
 	}
-	if prev := runtime.GOMAXPROCS(0); prev != want && (!muxLocked || prev < want) {
+	if prev != want {
 		runtime.GOMAXPROCS(want)
 		r.procs = [2]int{prev, want}
 	}

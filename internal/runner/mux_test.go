@@ -34,11 +34,9 @@ type tidWorkload struct {
 	calls atomic.Int64
 	procs atomic.Int64 // the highest GOMAXPROCS seen as workers were made
 
-	// The lowest and highest GOMAXPROCS seen by requests (0: none yet).
-	doLo, doHi atomic.Int64
-
-	mu   sync.Mutex
-	tids map[int]map[int]bool // worker id → threads seen
+	mu      sync.Mutex
+	tids    map[int]map[int]bool // worker id → threads seen
+	doProcs map[int]bool         // GOMAXPROCS values seen by requests
 }
 
 func (w *tidWorkload) Flags(*pflag.FlagSet)   {}
@@ -83,24 +81,16 @@ func (w *tidWorkload) threads() (perWorker []int, all int) {
 	return perWorker, len(seen)
 }
 
-// seeProcs records p in doLo and doHi.
-func (w *tidWorkload) seeProcs(p int64) {
-	for {
-		lo := w.doLo.Load()
-		if (lo != 0 && lo <= p) || w.doLo.CompareAndSwap(lo, p) {
-			break
-		}
+// seeProcs records GOMAXPROCS as a request sees it.
+func (w *tidWorkload) seeProcs() {
+	p := runtime.GOMAXPROCS(0)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.doProcs == nil {
+		w.doProcs = map[int]bool{}
 	}
-	for {
-		hi := w.doHi.Load()
-		if hi >= p || w.doHi.CompareAndSwap(hi, p) {
-			break
-		}
-	}
+	w.doProcs[p] = true
 }
-
-// doProcs returns the lowest and highest GOMAXPROCS seen by requests.
-func (w *tidWorkload) doProcs() (lo, hi int64) { return w.doLo.Load(), w.doHi.Load() }
 
 type tidWorker struct {
 	w    *tidWorkload
@@ -111,7 +101,7 @@ type tidWorker struct {
 
 func (k *tidWorker) Do(ctx context.Context) (workload.Result, error) {
 	k.tids[unix.Gettid()] = true
-	k.w.seeProcs(int64(runtime.GOMAXPROCS(0)))
+	k.w.seeProcs()
 	k.w.calls.Add(1)
 	n, err := k.c.Exec(ctx, k.w.doSQL)
 	return workload.Result{Rows: n}, err
@@ -232,10 +222,9 @@ func (p *pipeTarget) Connect(context.Context) (target.Conn, error) {
 // cooperative connections: every request is counted, the waiter really
 // suspended the coroutines, and the run had exactly one P per group (no
 // spare P for a group's yield to wake a thread for), given back at the
-// end. Locked to
-// their threads (CEILING_MUX_LOCKED=1, the earlier scheme), the groups run
-// on exactly two threads, each worker always on the same one, with one
-// spare P.
+// end. Locked to their threads (CEILING_MUX_LOCKED=1, the earlier
+// scheme), the groups run on exactly two threads, each worker always on
+// the same one, with one spare P.
 func TestMuxGroupsShareThreads(t *testing.T) {
 	for _, locked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
@@ -261,12 +250,12 @@ func TestMuxGroupsShareThreads(t *testing.T) {
 			if got := runtime.GOMAXPROCS(0); got != before {
 				t.Errorf("GOMAXPROCS %d after the run, want %d as before it", got, before)
 			}
-			wantProcs := int64(2)
+			wantProcs := 2
 			if locked {
-				wantProcs = max(int64(before), 3)
+				wantProcs = max(before, 3)
 			}
-			if lo, hi := w.doProcs(); lo != wantProcs || hi != wantProcs {
-				t.Errorf("GOMAXPROCS during the requests %d-%d, want %d", lo, hi, wantProcs)
+			if len(w.doProcs) != 1 || !w.doProcs[wantProcs] {
+				t.Errorf("GOMAXPROCS during the requests %v, want only %d", w.doProcs, wantProcs)
 			}
 			per, all := w.threads()
 			if locked {
