@@ -264,8 +264,9 @@ func (g *muxGroup) drive(ctx context.Context) {
 	fds := make([]pollFd, 0, n)
 	owner := make([]int, 0, n) // owner[j] waits on fds[j]
 	alive := n
-	sweep := time.Now()
-	yielded := sweep
+	// Times are offsets from base, read once per poll (see worker.loop).
+	base := time.Now()
+	var sweep, yielded, now time.Duration
 	for alive > 0 {
 		for _, i := range runnable {
 			w, ok := next[i]()
@@ -280,16 +281,18 @@ func (g *muxGroup) drive(ctx context.Context) {
 		if len(fds) == 0 {
 			continue
 		}
-		ready, err := pollWait(fds, muxSlice-time.Since(sweep))
+		// The timeout counts from the last poll's return: the coroutines
+		// ran since, for much less than muxSlice.
+		ready, err := pollWait(fds, muxSlice-(now-sweep))
 		if err != nil {
 			time.Sleep(time.Millisecond) // not expected; do not spin
 		}
-		now := time.Now()
-		if !muxLocked && now.Sub(yielded) >= muxYield {
+		now = time.Since(base)
+		if !muxLocked && now-yielded >= muxYield {
 			runtime.Gosched()
 			yielded = now
 		}
-		if err != nil || now.Sub(sweep) >= muxSlice {
+		if err != nil || now-sweep >= muxSlice {
 			// Resume everyone: waiting connections re-check their deadlines.
 			runnable = append(runnable, owner...)
 			fds, owner = fds[:0], owner[:0]

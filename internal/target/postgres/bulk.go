@@ -17,7 +17,7 @@ var _ target.BulkInserter = (*conn)(nil)
 // transaction the batch commits as one unit. A raw worker connection waits
 // through ordinary system calls meanwhile (blockio.OrdinaryIO).
 func (c *conn) BulkInsert(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error) {
-	defer blockio.OrdinaryIO(c.c.PgConn().Conn())()
+	defer blockio.OrdinaryIO(netConn(c.c.PgConn().Conn()))()
 	n, err := c.c.CopyFrom(ctx, pgx.Identifier{Schema, table}, cols, rows)
 	if err != nil {
 		return n, fmt.Errorf("postgres: copy into %s: %w", table, err)

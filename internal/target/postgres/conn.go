@@ -23,6 +23,14 @@ type conn struct {
 	params   [][]byte          // reused parameter slices
 	buf      []byte            // reused encoding buffer
 
+	// The socket under the session when execWire can use it (nil under
+	// TLS, or with CEILING_PG_WIRE=pgproto3), and its reused output buffer.
+	sess *sessConn
+	out  []byte
+
+	// The statement Exec ran last, to skip the lookup in prepared.
+	lastSQL, lastName string
+
 	// Protocol messages execPrepared reuses.
 	bind    pgproto3.Bind
 	execute pgproto3.Execute
@@ -59,7 +67,12 @@ func (c *conn) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 	}
 	c.watch(ctx)
 	// ctx is watched by c (a deadline in the past interrupts the I/O).
-	n, err := c.execPrepared(name, params)
+	var n int64
+	if c.sess != nil {
+		n, err = c.execWire(ctx, name, params)
+	} else {
+		n, err = c.execPrepared(name, params)
+	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return 0, fmt.Errorf("postgres: exec: %w: %w", cerr, err)
@@ -103,7 +116,11 @@ func (c *conn) unwatch() {
 }
 
 func (c *conn) prepare(ctx context.Context, sql string) (string, error) {
+	if sql == c.lastSQL && sql != "" {
+		return c.lastName, nil
+	}
 	if name, ok := c.prepared[sql]; ok {
+		c.lastSQL, c.lastName = sql, name
 		return name, nil
 	}
 	if c.prepared == nil {
@@ -114,6 +131,7 @@ func (c *conn) prepare(ctx context.Context, sql string) (string, error) {
 		return "", err
 	}
 	c.prepared[sql] = name
+	c.lastSQL, c.lastName = sql, name
 	return name, nil
 }
 

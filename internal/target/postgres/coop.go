@@ -11,5 +11,5 @@ var _ target.Cooperative = (*conn)(nil)
 // mode (see workerDial) accept; their I/O then gives way through wait (see
 // blockio.SetWaiter).
 func (c *conn) SetWaiter(wait func(fd int, write bool) bool) bool {
-	return blockio.SetWaiter(c.c.PgConn().Conn(), wait)
+	return blockio.SetWaiter(netConn(c.c.PgConn().Conn()), wait)
 }

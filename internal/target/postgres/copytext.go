@@ -30,7 +30,7 @@ import (
 // a timestamp without time zone ignores: it keeps the wall clock, as pgx
 // does). The count the server reports must match the rows sent.
 func (c *conn) LoadRows(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error) {
-	defer blockio.OrdinaryIO(c.c.PgConn().Conn())()
+	defer blockio.OrdinaryIO(netConn(c.c.PgConn().Conn()))()
 	quoted := make([]string, len(cols))
 	for i, col := range cols {
 		quoted[i] = pgx.Identifier{col}.Sanitize()

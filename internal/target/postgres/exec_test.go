@@ -13,8 +13,9 @@ import (
 )
 
 // TestExecHotPathAllocs: a worker's prepared Exec of a parameterised
-// statement (the request of the row workloads) allocates at most once (the
-// command tag, inside pgconn) once the statement is prepared, on both the raw
+// statement (the request of the row workloads) does not allocate once the
+// statement is prepared (straight on the socket; through pgproto3's
+// Frontend, at most once: the command tag, inside pgconn), on both the raw
 // blocking and the netpoller connections, with a cancellable context as the
 // runner passes.
 func TestExecHotPathAllocs(t *testing.T) {
@@ -23,9 +24,12 @@ func TestExecHotPathAllocs(t *testing.T) {
 		name    string
 		workers int
 		io      string
-	}{{"raw", 1, "raw"}, {"netpoll", 64, "netpoll"}} {
+		wire    bool
+	}{{"raw", 1, "raw", true}, {"netpoll", 64, "netpoll", true}, {"raw-pgproto3", 1, "raw", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CEILING_PG_IO", tc.io)
+			defer func(old bool) { wireOff = old }(wireOff)
+			wireOff = !tc.wire
 			tg, err := Open(testCtx(t), target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: tc.workers})
 			if err != nil {
 				t.Fatal(err)
@@ -53,8 +57,15 @@ func TestExecHotPathAllocs(t *testing.T) {
 				}
 			}
 			exec() // prepares
-			if a := testing.AllocsPerRun(200, exec); a > 1 {
-				t.Errorf("%.1f allocations per Exec, want at most 1", a)
+			if got := c.(*conn).sess != nil; got != tc.wire {
+				t.Fatalf("session runs Exec straight on the socket: %v, want %v", got, tc.wire)
+			}
+			want := 1.0
+			if tc.wire {
+				want = 0
+			}
+			if a := testing.AllocsPerRun(200, exec); a > want {
+				t.Errorf("%.1f allocations per Exec, want at most %.0f", a, want)
 			}
 		})
 	}
@@ -103,11 +114,21 @@ func TestTagRows(t *testing.T) {
 	}
 }
 
-// TestExecErrorsKeepSession: Exec's own protocol path (Bind, Execute, Sync)
-// returns the server's error with its SQLSTATE and leaves the session
+// TestExecErrorsKeepSession: Exec's own protocol paths (Bind, Execute,
+// Sync; straight on the socket, and through pgproto3's Frontend) return the server's error with its SQLSTATE and leaves the session
 // usable; inside a transaction, the statements see each other and a
 // rollback undoes them; a terminated session is reported as such.
 func TestExecErrorsKeepSession(t *testing.T) {
+	for _, path := range []string{"wire", "pgproto3"} {
+		t.Run(path, func(t *testing.T) {
+			defer func(old bool) { wireOff = old }(wireOff)
+			wireOff = path == "pgproto3"
+			testExecErrorsKeepSession(t)
+		})
+	}
+}
+
+func testExecErrorsKeepSession(t *testing.T) {
 	dsn := testDB(t, "ceiling_test_pg")
 	tg := openTarget(t, dsn, target.DurabilityServer)
 	ctx := testCtx(t)

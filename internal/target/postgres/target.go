@@ -143,10 +143,10 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		Before:  info.Settings["synchronous_commit"],
 	}
 	t.wcfg = cfg.Copy()
-	if dial := workerDial(opts.MaxConns, opts.Multiplexed); dial != nil {
-		// Worker sessions block in the kernel like C clients; see the blockio package.
-		t.wcfg.DialFunc = dial
-	}
+	// Worker sessions block in the kernel like C clients (see the blockio
+	// package, workerDial), and run their prepared statements straight on
+	// the socket (see execWire).
+	t.wcfg.DialFunc = wrapDial(workerDial(opts.MaxConns, opts.Multiplexed))
 	if t.wcfg.RuntimeParams["application_name"] == "ceiling" {
 		// Worker backends are told apart from the admin and sampler
 		// sessions, e.g. by Settle and by an operator reading pg_stat_activity.
@@ -263,7 +263,11 @@ func (t *pgTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{c: c}, nil
+	w := &conn{c: c}
+	if s, ok := c.PgConn().Conn().(*sessConn); ok && !wireOff {
+		w.sess = s
+	}
+	return w, nil
 }
 
 // Classify implements target.Target.
