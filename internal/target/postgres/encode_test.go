@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -30,6 +31,40 @@ func TestEncodeText(t *testing.T) {
 		if _, ok := c.encode([]any{bad}); ok {
 			t.Fatalf("encode(%T) accepted a value it cannot render", bad)
 		}
+	}
+}
+
+// TestAppendTime: appendTime renders what AppendFormat does with its
+// layout, over years 1-9999 and beyond (the fallback), at whole seconds, at
+// microseconds with trailing zeros, and in a zone other than UTC.
+func TestAppendTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zone := time.FixedZone("x", -7*3600-30*60)
+	times := []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2019, 3, 14, 12, 34, 56, 789000000, time.UTC),
+		time.Date(2019, 3, 14, 12, 34, 56, 100, zone),
+		time.Date(2000, 2, 29, 1, 2, 3, 120000, zone),
+	}
+	for range 5000 {
+		times = append(times, time.Unix(rng.Int64N(400000000000)-62135596800, rng.Int64N(1e9)).In(zone))
+	}
+	for _, v := range times {
+		want := v.UTC().Format(timeLayout)
+		if got := string(appendTime([]byte("x"), v)); got != "x"+want {
+			t.Fatalf("appendTime(%v) = %q, want %q", v, got[1:], want)
+		}
+	}
+}
+
+func BenchmarkAppendTime(b *testing.B) {
+	v := time.Date(2019, 3, 14, 12, 34, 56, 789000000, time.UTC)
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = appendTime(buf[:0], v)
 	}
 }
 

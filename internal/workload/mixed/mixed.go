@@ -182,6 +182,6 @@ func (k *worker) insert(ctx context.Context, tb *tab) (workload.Result, error) {
 }
 
 func (k *worker) delete(ctx context.Context, tb *tab, id, size int64) (workload.Result, error) {
-	n, b, err := rowdata.Delete(ctx, k.conn, tb.live, tb.deleteSQL, id, size)
+	n, b, err := k.wr.Delete(ctx, k.conn, tb.live, tb.deleteSQL, id, size)
 	return workload.Result{Op: OpDelete, Rows: n, Bytes: b}, err
 }

@@ -14,6 +14,11 @@ type Writer struct {
 	row  Row
 	args []any // row.Refs, built by the first Insert
 	of   *Row  // the row args point into (a copied Writer rebuilds them)
+
+	// Delete's argument: a pointer to delID, boxed once (an int64 passed
+	// as an argument would be boxed, an allocation, at every request).
+	delID   int64
+	delArgs []any
 }
 
 // Insert inserts a fresh row with the table's next id through insertSQL
@@ -37,8 +42,12 @@ func (w *Writer) Insert(ctx context.Context, conn target.Conn, rng *rand.Rand, l
 // Delete deletes row id (of size bytes, taken from live by the caller)
 // through deleteSQL. On error the row may still be there, so it goes back
 // into live, eligible for a later delete.
-func Delete(ctx context.Context, conn target.Conn, live *LiveSet, deleteSQL string, id, size int64) (rows, bytes int64, err error) {
-	n, err := conn.Exec(ctx, deleteSQL, id)
+func (w *Writer) Delete(ctx context.Context, conn target.Conn, live *LiveSet, deleteSQL string, id, size int64) (rows, bytes int64, err error) {
+	if len(w.delArgs) != 1 || w.delArgs[0] != any(&w.delID) {
+		w.delArgs = []any{&w.delID} // first use, or a copied Writer
+	}
+	w.delID = id
+	n, err := conn.Exec(ctx, deleteSQL, w.delArgs...)
 	if err != nil {
 		live.Add(id, size)
 		return 0, 0, err
