@@ -28,7 +28,7 @@ esac
 command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/ceiling" ./cmd/ceiling
+CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling   # the static binary the README builds
 echo 'INSERT INTO ceiling.single_inserts DEFAULT VALUES;' >"$work/single.sql"
 "$work/ceiling" prepare single-inserts --db "$PGDSN" >/dev/null
 dur=$((WINDOW + 6))

@@ -69,7 +69,7 @@ ROWS=${ROWS:-$([ "$DURABILITY" = relaxed ] && echo 400000 || echo 100000)}
 command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/ceiling" ./cmd/ceiling
+CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling   # the static binary the README builds
 
 cat > "$work/single.sql" <<'SQL'
 INSERT INTO ceiling.single_inserts DEFAULT VALUES;

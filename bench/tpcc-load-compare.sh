@@ -54,7 +54,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-go build -o "$work/ceiling" ./cmd/ceiling
+CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling   # the static binary the README builds
 
 gotpc=${GOTPC:-}
 if [[ -z $gotpc ]]; then
