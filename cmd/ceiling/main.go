@@ -3,18 +3,15 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/ceiling-db/ceiling/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// After the first Ctrl-C, a second one kills the process at once.
-	go func() { <-ctx.Done(); stop() }()
+	// The first Ctrl-C (or SIGTERM) stops the command cleanly; a second
+	// one kills the process at once.
+	ctx, stop := cli.SignalContext()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

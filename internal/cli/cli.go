@@ -58,7 +58,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "ceiling: %s\n", oneLine(msg))
 	}
-	return exitCode(err)
+	return exitCode(ctx, err)
 }
 
 func oneLine(s string) string {

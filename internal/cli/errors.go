@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 )
 
 // Exit codes.
@@ -10,7 +15,39 @@ const (
 	ExitOK    = 0
 	ExitRun   = 1 // the run failed: server unreachable, wrong password, SQL error …
 	ExitUsage = 2 // bad command line, flag value, DSN or workload name
+	// A command stopped by a signal exits with 128 + the signal's number,
+	// as shells report it: 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+	exitSignalBase = 128
 )
+
+// Signal is the cause of a context that SignalContext cancelled.
+type Signal struct{ Sig syscall.Signal }
+
+func (s Signal) Error() string { return "stopped by " + s.Sig.String() }
+
+// SignalContext returns a context cancelled, with a Signal as its cause,
+// at the first SIGINT or SIGTERM. After that first one the handler is
+// removed, so a second Ctrl-C ends the process at once. stop releases it.
+func SignalContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(Signal{Sig: sig})
+		case <-done:
+		}
+	}()
+	return ctx, sync.OnceFunc(func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	})
+}
 
 // UsageError marks an error in what the user typed.
 type UsageError struct{ Err error }
@@ -22,10 +59,15 @@ func usagef(format string, a ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, a...)}
 }
 
-// exitCode maps an error to the process exit code.
-func exitCode(err error) int {
+// exitCode maps an error to the process exit code; ctx is the context the
+// command ran under, so that a command a signal stopped exits as such.
+func exitCode(ctx context.Context, err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	var sig Signal
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &sig) && sig.Sig > 0 {
+		return exitSignalBase + int(sig.Sig)
 	}
 	var u *UsageError
 	if errors.As(err, &u) {

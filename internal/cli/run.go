@@ -115,7 +115,7 @@ The run prepares the workload's tables (dropping ceiling's previous copy),
 runs the warm-up (excluded from the figures), then measures for --duration or
 until --ops requests are done, printing a line per interval. It ends with a
 summary on the console and a JSON result in --out. Ctrl-C stops the run
-cleanly and still writes the (partial) result.
+cleanly, still writes the (partial) result, and exits with status 130.
 
 By default the load is a closed loop: each of the -c workers sends its next
 request as soon as the previous one returns. --rate R runs an open loop
