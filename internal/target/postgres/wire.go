@@ -36,6 +36,14 @@ import (
 //     (an asynchronous notice or parameter report that arrived with the
 //     reply). Those bytes stay in sessConn's buffer, which serves them
 //     before the socket to whichever reads next, execWire or pgconn.
+//   - The asynchronous messages within the exchange (ParameterStatus,
+//     NoticeResponse, NotificationResponse) are pgconn's: execWire keeps
+//     them whole (fwd), and sessConn hands them to pgconn first when it
+//     next reads, as if they had waited in the socket. So pgconn's
+//     parameter map, and pgx's notifications and notice handler, see
+//     what a statement run on the wire path set off (a set_config of a
+//     reported parameter, a NOTIFY to a session that listens, a RAISE
+//     NOTICE). Past wireMaxFwd bytes waiting, further ones are dropped.
 //
 // A session under TLS has no sessConn at the top (pgconn wraps it), so it
 // keeps the Frontend path; CEILING_PG_WIRE=pgproto3 forces that path for
@@ -57,6 +65,11 @@ type sessConn struct {
 	// reads into buf; Read serves what is left before the socket.
 	buf  []byte
 	r, w int
+
+	// Asynchronous messages execWire read for pgconn: fwd[fr:], served
+	// by Read before anything else.
+	fwd []byte
+	fr  int
 }
 
 // wrapDial makes dial's connections sessConns; nil dials as pgconn would
@@ -90,6 +103,14 @@ func (s *sessConn) Read(p []byte) (int, error) {
 	if !s.dirty.Load() {
 		s.dirty.Store(true)
 	}
+	if s.fr < len(s.fwd) {
+		n := copy(p, s.fwd[s.fr:])
+		s.fr += n
+		if s.fr == len(s.fwd) {
+			s.fwd, s.fr = s.fwd[:0], 0
+		}
+		return n, nil
+	}
 	if s.r < s.w {
 		n := copy(p, s.buf[s.r:s.w])
 		s.r += n
@@ -105,6 +126,11 @@ const (
 	wireBufSize = 4096
 	wireMaxMsg  = 1 << 24
 )
+
+// wireMaxFwd bounds the asynchronous messages kept for pgconn (fwd) while
+// pgconn does not read: a statement that raises notices in a loop, run
+// on the wire path again and again, would otherwise grow them without end.
+const wireMaxFwd = 1 << 20
 
 // errProtocol is a reply execWire cannot parse: the session is dropped.
 var errProtocol = errors.New("postgres: protocol error in the server's reply")
@@ -252,13 +278,25 @@ func (c *conn) execWire(ctx context.Context, name string, params [][]byte) (int6
 					return 0, pgErr
 				}
 			}
-		case '2', 'D', 'I', 'n', 'N', 'S', 'A', 's':
+		case 'N', 'S', 'A':
+			// NoticeResponse, ParameterStatus, NotificationResponse:
+			// pgconn's (see the top of this file).
+			if len(s.fwd)+5+n > wireMaxFwd {
+				s.r += 5
+				if err := s.skip(n); err != nil {
+					return 0, c.broken(err)
+				}
+				continue
+			}
+			if err := s.fill(5 + n); err != nil {
+				return 0, c.broken(err)
+			}
+			s.fwd = append(s.fwd, s.buf[s.r:s.r+5+n]...)
+			s.r += 5 + n
+		case '2', 'D', 'I', 'n', 's':
 			// BindComplete, DataRow (a statement returning rows: read and
-			// dropped), EmptyQueryResponse, NoData, and the asynchronous
-			// NoticeResponse, ParameterStatus and NotificationResponse
-			// need nothing. (pgconn would record a ParameterStatus; the
-			// parameters it reports change only through SET, which
-			// workloads do not run through Exec.)
+			// dropped), EmptyQueryResponse, NoData, PortalSuspended need
+			// nothing.
 			s.r += 5
 			if err := s.skip(n); err != nil {
 				return 0, c.broken(err)

@@ -109,7 +109,8 @@ func TestSessConnLeftover(t *testing.T) {
 // session without losing bytes: asynchronous notifications arriving while
 // the session is idle are read by whichever comes next, bytes the wire
 // path read past its reply reach pgx (a ParameterStatus placed there shows
-// up in pgconn), and every result is right. The pgproto3 path
+// up in pgconn), so do the asynchronous messages within its exchange, and
+// every result is right. The pgproto3 path
 // (CEILING_PG_WIRE=pgproto3) runs the same sequence.
 func TestExecWireSharesSession(t *testing.T) {
 	dsn := testDB(t, "ceiling_test_pg")
@@ -186,6 +187,55 @@ func TestExecWireSharesSession(t *testing.T) {
 			}
 			if n, err := c.Exec(ctx, "DELETE FROM "+table+" WHERE id = $1", int64(2)); err != nil || n != 1 {
 				t.Fatalf("wire delete after pgx read the leftover: %d, %v", n, err)
+			}
+
+			// Asynchronous messages the server sends within a wire exchange
+			// (a reported parameter set by the statement, a notification to
+			// the session itself, which listens) reach pgx when it next
+			// reads; wire exchanges in between leave them alone.
+			if n, err := c.Exec(ctx, "SELECT pg_notify('ceiling_wire_test', 'self'), set_config('application_name', 'via-wire', false)"); err != nil || n != 1 {
+				t.Fatalf("wire statement raising a notification and a parameter report: %d rows, %v", n, err)
+			}
+			if len(s.fwd) == 0 {
+				t.Fatal("the wire exchange kept nothing for pgconn")
+			}
+			if n, err := c.Exec(ctx, "DELETE FROM "+table+" WHERE id = $1", int64(3)); err != nil || n != 1 {
+				t.Fatalf("wire delete with messages waiting for pgconn: %d, %v", n, err)
+			}
+			if got := queryString(t, c, "SELECT count(*)::text FROM "+table); got != "3" {
+				t.Fatalf("pgx query after the forwarded messages: %s rows, want 3", got)
+			}
+			if got := c.c.PgConn().ParameterStatus("application_name"); got != "via-wire" {
+				t.Errorf("pgconn's application_name = %q after set_config on the wire path, want via-wire", got)
+			}
+			for {
+				wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				nt, err := c.c.WaitForNotification(wctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("the notification raised on the wire path did not reach pgx: %v", err)
+				}
+				if nt.Payload == "self" {
+					break
+				}
+			}
+			if n, err := c.Exec(ctx, "DELETE FROM "+table+" WHERE id = $1", int64(4)); err != nil || n != 1 {
+				t.Fatalf("wire delete after pgx read the forwarded messages: %d, %v", n, err)
+			}
+
+			// A statement raising notices without end keeps at most
+			// wireMaxFwd bytes of them for pgconn, whole messages only.
+			if _, err := c.Exec(ctx, "DO $$ BEGIN FOR i IN 1..20000 LOOP RAISE NOTICE '%', repeat('x', 100); END LOOP; END $$"); err != nil {
+				t.Fatalf("wire statement raising 20,000 notices: %v", err)
+			}
+			if len(s.fwd) > wireMaxFwd || len(s.fwd) < wireMaxFwd/2 {
+				t.Errorf("kept %d bytes of notices for pgconn, want at most %d and most of it", len(s.fwd), wireMaxFwd)
+			}
+			if got := queryString(t, c, "SELECT count(*)::text FROM "+table); got != "2" {
+				t.Fatalf("pgx query after the kept notices: %s rows, want 2", got)
+			}
+			if len(s.fwd) != 0 {
+				t.Errorf("pgx left %d bytes of the kept notices unread", len(s.fwd))
 			}
 		})
 	}
