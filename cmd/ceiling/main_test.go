@@ -37,7 +37,7 @@ func TestSignalStopsRun(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "run", "inserts-deletes", "-T", "60s",
 				"--db", "sqlite:"+filepath.Join(dir, "t.db"), "--out", filepath.Join(dir, "res"),
-				"--report-every", "200ms", "--no-probe")
+				"--report-every", "1s", "--no-probe")
 			cmd.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

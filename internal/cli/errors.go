@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"sync"
-	"syscall"
 )
 
 // Exit codes.
@@ -19,35 +15,6 @@ const (
 	// as shells report it: 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
 	exitSignalBase = 128
 )
-
-// Signal is the cause of a context that SignalContext cancelled.
-type Signal struct{ Sig syscall.Signal }
-
-func (s Signal) Error() string { return "stopped by " + s.Sig.String() }
-
-// SignalContext returns a context cancelled, with a Signal as its cause,
-// at the first SIGINT or SIGTERM. After that first one the handler is
-// removed, so a second Ctrl-C ends the process at once. stop releases it.
-func SignalContext() (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			signal.Stop(ch)
-			sig, _ := s.(syscall.Signal)
-			cancel(Signal{Sig: sig})
-		case <-done:
-		}
-	}()
-	return ctx, sync.OnceFunc(func() {
-		signal.Stop(ch)
-		close(done)
-		cancel(nil)
-	})
-}
 
 // UsageError marks an error in what the user typed.
 type UsageError struct{ Err error }
@@ -66,7 +33,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ExitOK
 	}
 	var sig Signal
-	if ctx.Err() != nil && errors.As(context.Cause(ctx), &sig) && sig.Sig > 0 {
+	if errors.As(context.Cause(ctx), &sig) && sig.Sig > 0 {
 		return exitSignalBase + int(sig.Sig)
 	}
 	var u *UsageError

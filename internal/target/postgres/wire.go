@@ -280,19 +280,16 @@ func (c *conn) execWire(ctx context.Context, name string, params [][]byte) (int6
 			}
 		case 'N', 'S', 'A':
 			// NoticeResponse, ParameterStatus, NotificationResponse:
-			// pgconn's (see the top of this file).
-			if len(s.fwd)+5+n > wireMaxFwd {
-				s.r += 5
-				if err := s.skip(n); err != nil {
+			// pgconn's (see the top of this file), skipped past the cap.
+			if len(s.fwd)+5+n <= wireMaxFwd {
+				if err := s.fill(5 + n); err != nil {
 					return 0, c.broken(err)
 				}
+				s.fwd = append(s.fwd, s.buf[s.r:s.r+5+n]...)
+				s.r += 5 + n
 				continue
 			}
-			if err := s.fill(5 + n); err != nil {
-				return 0, c.broken(err)
-			}
-			s.fwd = append(s.fwd, s.buf[s.r:s.r+5+n]...)
-			s.r += 5 + n
+			fallthrough
 		case '2', 'D', 'I', 'n', 's':
 			// BindComplete, DataRow (a statement returning rows: read and
 			// dropped), EmptyQueryResponse, NoData, PortalSuspended need
