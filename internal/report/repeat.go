@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -189,6 +190,7 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 		cpu += r.ClientCPUSeconds
 		cpuKnown = cpuKnown && r.ClientCPUSeconds >= 0
 		out.WorkerGroups = max(out.WorkerGroups, r.WorkerGroups) // the same rule for every run
+		out.WorkerIO = cmp.Or(out.WorkerIO, r.WorkerIO)
 		switch {
 		case r.Evidence != nil:
 			if out.Evidence == nil {

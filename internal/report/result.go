@@ -202,6 +202,9 @@ type Client struct {
 	// several coroutines per thread, as pgbench -j); absent when each
 	// worker had its own.
 	WorkerGroups int `json:"worker_groups,omitempty"`
+	// WorkerIO is how those groups waited for their sockets: "io_uring"
+	// or "ppoll".
+	WorkerIO string `json:"worker_io,omitempty"`
 }
 
 // IntervalPoint is one point of the per-interval series.
@@ -385,7 +388,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	}
 
 	res.Client.Cores = p.Cores
-	res.Client.WorkerGroups = r.WorkerGroups
+	res.Client.WorkerGroups, res.Client.WorkerIO = r.WorkerGroups, r.WorkerIO
 	if r.ClientCPUSeconds >= 0 {
 		res.Client.CPUSeconds = f64(r.ClientCPUSeconds)
 		if el > 0 && p.Cores > 0 {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -66,6 +67,11 @@ const muxSlice = 100 * time.Millisecond
 type muxWait struct {
 	fd     int32
 	events int16
+	// With the group's I/O on a ring (ring.go): ringOpSend or ringOpRecv
+	// of n bytes at buf, instead of waiting for events.
+	op  uint8
+	n   uint32
+	buf unsafe.Pointer
 }
 
 // pollFd has the layout of struct pollfd.
@@ -78,6 +84,7 @@ type pollFd struct {
 // muxGroup is the set of workers one thread serves.
 type muxGroup struct {
 	workers []*worker
+	ring    *uring // nil: the group polls with ppoll (see ring.go)
 }
 
 // muxGroupCount is how many groups the run's workers are split into; 0
@@ -144,6 +151,7 @@ func (r *run) setupMux() []*muxGroup {
 			return nil
 		}
 	}
+	r.setupRings(groups)
 	// Each group holds a P while it polls (pollWait keeps the scheduler
 	// out, as the raw connections do), and the run has exactly one P per
 	// group: the clock, the samplers and the garbage collector run when a
@@ -236,15 +244,10 @@ const muxYield = 2 * time.Millisecond
 // then relies on the group never leaving its thread).
 var muxLocked = !curgIsGoroutine || os.Getenv("CEILING_MUX_LOCKED") == "1"
 
-// drive runs the group's worker loops to their end.
-func (g *muxGroup) drive(ctx context.Context) {
-	if muxLocked {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
-
-	n := len(g.workers)
-	next := make([]func() (muxWait, bool), n)
+// coroutines starts the group's worker loops as coroutines, each
+// suspended at its first wait.
+func (g *muxGroup) coroutines(ctx context.Context) []func() (muxWait, bool) {
+	next := make([]func() (muxWait, bool), len(g.workers))
 	for i, k := range g.workers {
 		// No stop: every coroutine is run to its end. (A panic in one is
 		// re-raised here and ends the process, as in a goroutine; stopping
@@ -257,6 +260,36 @@ func (g *muxGroup) drive(ctx context.Context) {
 			k.loop(ctx)
 		})
 	}
+	return next
+}
+
+// resume runs the runnable coroutines to their next wait, which it hands
+// to wait, and returns how many ended instead.
+func resume(next []func() (muxWait, bool), runnable []int, wait func(i int, w muxWait)) (ended int) {
+	for _, i := range runnable {
+		w, ok := next[i]()
+		if !ok {
+			ended++
+			continue
+		}
+		wait(i, w)
+	}
+	return ended
+}
+
+// drive runs the group's worker loops to their end.
+func (g *muxGroup) drive(ctx context.Context) {
+	if muxLocked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	if g.ring != nil {
+		g.driveRing(ctx)
+		return
+	}
+
+	n := len(g.workers)
+	next := g.coroutines(ctx)
 	runnable := make([]int, n)
 	for i := range runnable {
 		runnable[i] = i
@@ -268,15 +301,10 @@ func (g *muxGroup) drive(ctx context.Context) {
 	base := time.Now()
 	var sweep, yielded, now time.Duration
 	for alive > 0 {
-		for _, i := range runnable {
-			w, ok := next[i]()
-			if !ok {
-				alive--
-				continue
-			}
+		alive -= resume(next, runnable, func(i int, w muxWait) {
 			fds = append(fds, pollFd{fd: w.fd, events: w.events})
 			owner = append(owner, i)
-		}
+		})
 		runnable = runnable[:0]
 		if len(fds) == 0 {
 			continue

@@ -122,10 +122,14 @@ func myRows(t *testing.T, dsn string) func() int64 {
 
 // TestMuxMySQL: a multiplexed run against MySQL/MariaDB completes, counts
 // every request (as many rows as requests), and its workers ran in two
-// groups.
+// groups that polled, even asked to use io_uring (CEILING_MUX_RING=1):
+// MySQL sessions do not take ring I/O.
 func TestMuxMySQL(t *testing.T) {
 	dsn := myDSN(t)
 	t.Setenv("CEILING_MUX_GROUPS", "2")
+	oldOn := ringOn
+	ringOn = true
+	defer func() { ringOn = oldOn }()
 	tg := openMy(t, dsn, 8)
 	w := &tidWorkload{doSQL: "INSERT INTO ceiling_mux_test () VALUES ()"}
 	res, err := Run(context.Background(), Config{Threads: 8, Ops: 4000}, tg, w)
@@ -133,6 +137,9 @@ func TestMuxMySQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkInsertRun(t, myRows(t, dsn), w, res, 4000)
+	if res.WorkerIO != "ppoll" {
+		t.Errorf("the groups waited with %q, want ppoll (MySQL sessions do not take ring I/O)", res.WorkerIO)
+	}
 }
 
 // TestMuxMySQLManyWorkers: more workers than the raw limit are multiplexed

@@ -456,15 +456,17 @@ func countRows(t *testing.T, dsn string) int64 {
 // every request (as many rows as requests), and its workers ran in two
 // groups.
 func TestMuxPostgres(t *testing.T) {
-	dsn := pgDSN(t)
-	t.Setenv("CEILING_MUX_GROUPS", "2")
-	tg := openPG(t, dsn, 8)
-	w := &tidWorkload{doSQL: "INSERT INTO ceiling.mux_test DEFAULT VALUES"}
-	res, err := Run(context.Background(), Config{Threads: 8, Ops: 4000}, tg, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkInsertRun(t, func() int64 { return countRows(t, dsn) }, w, res, 4000)
+	bothWorkerIO(t, func(t *testing.T) {
+		dsn := pgDSN(t)
+		t.Setenv("CEILING_MUX_GROUPS", "2")
+		tg := openPG(t, dsn, 8)
+		w := &tidWorkload{doSQL: "INSERT INTO ceiling.mux_test DEFAULT VALUES"}
+		res, err := Run(context.Background(), Config{Threads: 8, Ops: 4000}, tg, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInsertRun(t, func() int64 { return countRows(t, dsn) }, w, res, 4000)
+	})
 }
 
 // checkInsertRun checks a two-group run of w's inserts: every one of the
@@ -487,6 +489,7 @@ func checkInsertRun(t *testing.T, rows func() int64, w *tidWorkload, res *Result
 	if res.WorkerGroups != 2 {
 		t.Errorf("workers ran in %d groups, want 2", res.WorkerGroups)
 	}
+	checkWorkerIO(t, res)
 }
 
 // pausingWorkload declares that its workers pause.
@@ -557,19 +560,21 @@ func testManyWorkers(t *testing.T, open func(workers int) target.Target, insertS
 // cancelling the run interrupts their reads long before the server would
 // have answered.
 func TestMuxPostgresCancel(t *testing.T) {
-	dsn := pgDSN(t)
-	t.Setenv("CEILING_MUX_GROUPS", "2")
-	tg := openPG(t, dsn, 8)
-	watch, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(context.Background())
-	testMuxCancel(t, tg, "SELECT pg_sleep(60)", func(ctx context.Context) (n int64, err error) {
-		err = watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND application_name = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
-			postgres.WorkerAppName).Scan(&n)
-		return n, err
+	bothWorkerIO(t, func(t *testing.T) {
+		dsn := pgDSN(t)
+		t.Setenv("CEILING_MUX_GROUPS", "2")
+		tg := openPG(t, dsn, 8)
+		watch, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer watch.Close(context.Background())
+		testMuxCancel(t, tg, "SELECT pg_sleep(60)", func(ctx context.Context) (n int64, err error) {
+			err = watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+				postgres.WorkerAppName).Scan(&n)
+			return n, err
+		})
 	})
 }
 
@@ -614,25 +619,28 @@ func testMuxCancel(t *testing.T, tg target.Target, sleepSQL string, sleeping fun
 	if got := w.calls.Load(); got != 8 {
 		t.Errorf("%d requests started, want 8 (one per worker)", got)
 	}
+	checkWorkerIO(t, res)
 }
 
 // TestMuxPostgresReconnect: when the server terminates the worker sessions
 // of a multiplexed run, the workers reconnect within their groups and the
 // run completes its requests.
 func TestMuxPostgresReconnect(t *testing.T) {
-	dsn := pgDSN(t)
-	t.Setenv("CEILING_MUX_GROUPS", "2")
-	tg := openPG(t, dsn, 8)
-	killer, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer killer.Close(context.Background())
-	testMuxReconnect(t, tg, "INSERT INTO ceiling.mux_test DEFAULT VALUES", func(ctx context.Context) (n int64) {
-		_ = killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE datname = current_database() AND application_name = $1`, postgres.WorkerAppName).Scan(&n)
-		return n
-	}, func() int64 { return countRows(t, dsn) })
+	bothWorkerIO(t, func(t *testing.T) {
+		dsn := pgDSN(t)
+		t.Setenv("CEILING_MUX_GROUPS", "2")
+		tg := openPG(t, dsn, 8)
+		killer, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer killer.Close(context.Background())
+		testMuxReconnect(t, tg, "INSERT INTO ceiling.mux_test DEFAULT VALUES", func(ctx context.Context) (n int64) {
+			_ = killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = $1`, postgres.WorkerAppName).Scan(&n)
+			return n
+		}, func() int64 { return countRows(t, dsn) })
+	})
 }
 
 // testMuxReconnect runs 6,000 requests of insertSQL by eight workers in
@@ -675,5 +683,44 @@ func testMuxReconnect(t *testing.T, tg target.Target, insertSQL string, kill fun
 	}
 	if res.WorkerGroups != 2 {
 		t.Errorf("workers ran in %d groups, want 2", res.WorkerGroups)
+	}
+	checkWorkerIO(t, res)
+}
+
+// wantWorkerIO is the Result.WorkerIO that bothWorkerIO's current run
+// expects; empty outside it.
+var wantWorkerIO string
+
+// bothWorkerIO runs f twice: with the groups on io_uring whatever their
+// size (CEILING_MUX_RING=1; where this system has io_uring, the run polls
+// otherwise, and says so) and polling (CEILING_MUX_RING=0). checkWorkerIO checks that each run waited as
+// expected.
+func bothWorkerIO(t *testing.T, f func(t *testing.T)) {
+	for _, off := range []bool{false, true} {
+		name := map[bool]string{false: "io_uring", true: "ppoll"}[off]
+		t.Run(name, func(t *testing.T) {
+			oldOff, oldOn := ringOff, ringOn
+			ringOff, ringOn = off, !off
+			defer func() { ringOff, ringOn, wantWorkerIO = oldOff, oldOn, "" }()
+			wantWorkerIO = "ppoll"
+			if !off {
+				if r, err := newURing(8); err != nil {
+					t.Logf("no io_uring here (%v): this run polls", err)
+				} else {
+					r.close()
+					wantWorkerIO = "io_uring"
+				}
+			}
+			f(t)
+		})
+	}
+}
+
+// checkWorkerIO checks a multiplexed run's Result.WorkerIO against
+// bothWorkerIO's expectation.
+func checkWorkerIO(t *testing.T, res *Result) {
+	t.Helper()
+	if wantWorkerIO != "" && res.WorkerIO != wantWorkerIO {
+		t.Errorf("the groups waited with %q, want %q", res.WorkerIO, wantWorkerIO)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
@@ -176,6 +177,9 @@ type Result struct {
 	// a few coroutines per thread (mux.go); 0 when each worker had a
 	// goroutine of its own.
 	WorkerGroups int
+	// WorkerIO is how those groups waited for their sockets: "io_uring"
+	// (mux_ring.go) or "ppoll"; empty without groups.
+	WorkerIO string
 	// Steps holds one entry per open-loop step that reached its measured
 	// part (a plain Rate is one step); nil in closed loop. In open loop,
 	// Total, Elapsed, Evidence and ClientCPUSeconds sum the steps' measured parts.
@@ -312,7 +316,7 @@ func (r *run) drive(ctx context.Context) *Result {
 	r.done = make(chan struct{})
 	r.wg.Add(len(r.workers))
 	if groups := r.setupMux(); groups != nil {
-		res.WorkerGroups = len(groups)
+		res.WorkerGroups, res.WorkerIO = len(groups), workerIO(groups)
 		for _, g := range groups {
 			go g.drive(wctx)
 		}
@@ -524,6 +528,10 @@ type worker struct {
 	waiter func(fd int, write bool) bool
 	yield  func(muxWait) bool
 	self   atomic.Uintptr // curg of the coroutine running loop; 0 outside it
+	// With the group's I/O on a ring (mux_ring.go): the connection's ring
+	// I/O, and the result of its last request.
+	ringIO  func(fd int, write bool, p []byte) (int, syscall.Errno, bool)
+	ringRes int32
 }
 
 func (k *worker) loop(ctx context.Context) {
@@ -569,8 +577,10 @@ func (k *worker) reconnect(ctx context.Context) bool {
 		if err == nil && k.waiter != nil {
 			// Best effort: a connection that does not cooperate blocks
 			// its group while it waits, but works.
-			if c, ok := conn.(target.Cooperative); ok {
-				c.SetWaiter(k.waiter)
+			if c, ok := conn.(target.Cooperative); ok && c.SetWaiter(k.waiter) && k.ringIO != nil {
+				if rc, ok := conn.(target.RingCooperative); ok {
+					rc.SetRingIO(k.ringIO)
+				}
 			}
 		}
 		if err == nil {

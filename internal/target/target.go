@@ -9,6 +9,7 @@ package target
 import (
 	"context"
 	"errors"
+	"syscall"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
@@ -129,6 +130,21 @@ type Conn interface {
 // Like every Conn method, it is called by the goroutine using the Conn.
 type Cooperative interface {
 	SetWaiter(wait func(fd int, write bool) bool) bool
+}
+
+// RingCooperative is implemented by Cooperative Conns that can also hand
+// their sends and receives to the runner, which then submits those of a
+// whole group of connections together through io_uring (runner/ring.go).
+// SetRingIO(io), on a Conn that has a waiter, makes it call io(fd, write,
+// p) for each send (write true) or recv of p on its socket: io returns
+// the bytes sent or received, or the errno the system call would have
+// returned (EAGAIN when the wait was cut short so that the Conn re-checks
+// its deadlines, then it retries), with ok true; with ok false (io was
+// called from another goroutine), the Conn does the call itself.
+// SetRingIO(nil), or SetWaiter(nil), stops it. It reports whether the Conn
+// accepted.
+type RingCooperative interface {
+	SetRingIO(io func(fd int, write bool, p []byte) (n int, errno syscall.Errno, ok bool)) bool
 }
 
 // Rows is the result of Conn.Query.

@@ -51,6 +51,7 @@ type blockingConn struct {
 	// Cooperative I/O (mux connections only, see setWaiter).
 	mux     bool                     // setWaiter is allowed
 	waiter  atomic.Pointer[waitFunc] // nil: block as a raw connection does
+	ring    atomic.Pointer[RingIO]   // nil: send and recv here (see SetRingIO)
 	wrote   atomic.Bool              // last call was a write (see earlyRead)
 	early   earlyRead                // used by coopRead only
 	counted bool                     // counted in rawConns; guarded by rawMu
@@ -106,6 +107,15 @@ func (r *earlyRead) note(found bool) {
 
 // waitFunc is a target.Cooperative waiter.
 type waitFunc = func(fd int, write bool) bool
+
+// RingIO runs one send (write) or recv of p on fd on behalf of a
+// cooperative connection, through the runner's io_uring (see
+// target.RingCooperative): it returns what the system call would (bytes,
+// or an errno, EAGAIN when the wait was cut short so that the connection
+// re-checks its deadlines), or ok false when it cannot (it was called from
+// another goroutine than the waiter's coroutine), and the connection then
+// does the call itself.
+type RingIO = func(fd int, write bool, p []byte) (n int, errno syscall.Errno, ok bool)
 
 // rawSlice is how long a raw send or recv blocks before it returns to
 // re-check the deadlines (SO_RCVTIMEO / SO_SNDTIMEO).
@@ -259,11 +269,28 @@ func SetWaiter(nc net.Conn, wait func(fd int, write bool) bool) bool {
 	return ok && bc.setWaiter(wait)
 }
 
+// SetRingIO makes a cooperative connection (one with a waiter, see
+// SetWaiter) send and receive through io (nil: by itself again). It
+// reports false for any other connection. SetWaiter(nil) also removes it.
+func SetRingIO(nc net.Conn, io RingIO) bool {
+	bc, ok := nc.(*blockingConn)
+	if !ok || bc.waiter.Load() == nil {
+		return false
+	}
+	if io == nil {
+		bc.ring.Store(nil)
+	} else {
+		bc.ring.Store(&io)
+	}
+	return true
+}
+
 func (c *blockingConn) setWaiter(wait waitFunc) bool {
 	if !c.mux || c.closed.Load() {
 		return false
 	}
 	if wait == nil {
+		c.ring.Store(nil)
 		c.waiter.Store(nil)
 		if c.raw.Load() {
 			c.rawCount(true, false)
@@ -433,6 +460,41 @@ func (c *blockingConn) rawWrite(p []byte) (int, error) {
 // coopRead is a cooperative Read (see setWaiter). Right after a write it
 // tries recv first only while that tends to find the reply (earlyRead).
 func (c *blockingConn) coopRead(p []byte, wait *waitFunc) (int, error) {
+	if ring := c.ring.Load(); ring != nil && len(p) > 0 {
+		// The rest of a reply (a read that does not follow a write) is
+		// usually there already: one recv, not a trip through the ring.
+		if !c.wrote.Swap(false) {
+			switch n, e := c.rawIO(false, p, unix.MSG_DONTWAIT); e {
+			case 0:
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			case syscall.EAGAIN, syscall.EINTR:
+			default:
+				return 0, e
+			}
+		}
+		for {
+			if err := c.readable(); err != nil {
+				return 0, err
+			}
+			n, e, ok := (*ring)(c.fd, false, p)
+			if !ok {
+				break
+			}
+			switch e {
+			case 0:
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			case syscall.EINTR, syscall.EAGAIN, syscall.ECANCELED:
+			default:
+				return 0, e
+			}
+		}
+	}
 	afterWrite := c.wrote.Swap(false)
 	ready := !afterWrite || c.early.try()
 	trying := afterWrite && ready
@@ -470,10 +532,23 @@ func (c *blockingConn) coopRead(p []byte, wait *waitFunc) (int, error) {
 
 // coopWrite is a cooperative Write (see setWaiter).
 func (c *blockingConn) coopWrite(p []byte, wait *waitFunc) (int, error) {
+	ring := c.ring.Load()
 	total := 0
 	for total < len(p) {
 		if err := expired(&c.wdl); err != nil {
 			return total, err
+		}
+		if ring != nil {
+			if n, e, ok := (*ring)(c.fd, true, p[total:]); ok {
+				switch e {
+				case 0:
+					total += n
+				case syscall.EINTR, syscall.EAGAIN, syscall.ECANCELED:
+				default:
+					return total, e
+				}
+				continue
+			}
 		}
 		n, e := c.rawIO(true, p[total:], unix.MSG_DONTWAIT)
 		switch e {

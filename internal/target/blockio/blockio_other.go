@@ -5,6 +5,7 @@ package blockio
 import (
 	"context"
 	"net"
+	"syscall"
 )
 
 // Elsewhere than on Unix, worker sessions go through Go's netpoller: the
@@ -14,6 +15,12 @@ var DialMux, DialMuxPoll, DialRaw, DialBlocking func(ctx context.Context, networ
 
 // SetWaiter reports false: there are no cooperative connections here.
 func SetWaiter(net.Conn, func(fd int, write bool) bool) bool { return false }
+
+// RingIO is the blockio.go type; nothing here takes one.
+type RingIO = func(fd int, write bool, p []byte) (n int, errno syscall.Errno, ok bool)
+
+// SetRingIO reports false: there are no cooperative connections here.
+func SetRingIO(net.Conn, RingIO) bool { return false }
 
 // OrdinaryIO does nothing here: there are no raw connections.
 func OrdinaryIO(net.Conn) func() { return func() {} }
