@@ -67,7 +67,7 @@ const muxSlice = 100 * time.Millisecond
 type muxWait struct {
 	fd     int32
 	events int16
-	// With the group's I/O on a ring (ring.go): ringOpSend or ringOpRecv
+	// With the group's I/O on a ring (mux_ring.go): ringOpSend or ringOpRecv
 	// of n bytes at buf, instead of waiting for events.
 	op  uint8
 	n   uint32
@@ -84,7 +84,7 @@ type pollFd struct {
 // muxGroup is the set of workers one thread serves.
 type muxGroup struct {
 	workers []*worker
-	ring    *uring // nil: the group polls with ppoll (see ring.go)
+	ring    *uring // nil: the group polls with ppoll (see mux_ring.go)
 }
 
 // muxGroupCount is how many groups the run's workers are split into; 0

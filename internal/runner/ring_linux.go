@@ -87,8 +87,6 @@ const (
 	ringMsgNoSignal      = unix.MSG_NOSIGNAL
 )
 
-const ringSupported = true
-
 // ring is one group's io_uring. Only the group's goroutine uses it.
 type uring struct {
 	fd             int

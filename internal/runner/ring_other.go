@@ -10,7 +10,6 @@ import (
 // io_uring is Linux only: groups elsewhere (none yet, muxSupported) poll.
 
 const (
-	ringSupported     = false
 	ringOpPollAdd     = 6
 	ringOpAsyncCancel = 14
 	ringOpSend        = 26

@@ -134,7 +134,7 @@ type Cooperative interface {
 
 // RingCooperative is implemented by Cooperative Conns that can also hand
 // their sends and receives to the runner, which then submits those of a
-// whole group of connections together through io_uring (runner/ring.go).
+// whole group of connections together through io_uring (runner/mux_ring.go).
 // SetRingIO(io), on a Conn that has a waiter, makes it call io(fd, write,
 // p) for each send (write true) or recv of p on its socket: io returns
 // the bytes sent or received, or the errno the system call would have
