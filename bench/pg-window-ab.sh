@@ -48,15 +48,27 @@ window() { # label pid: waits 3 s, then measures the process
     --count-sql "SELECT last_value FROM ceiling.single_inserts_id_seq"
 }
 echo "single-row inserts, $CONNS connections, $DURABILITY durability, window ${WINDOW}s"
+run_one() { # pgbench | a ceiling variant
+  if [ "$1" = pgbench ]; then
+    PGOPTIONS="$pg_opts" pgbench -n -M prepared -c "$CONNS" -j "$j" -T "$dur" -f "$work/single.sql" "$PGDSN" >"$work/pgbench.out" 2>&1 &
+    window pgbench $! | tee -a "$work/windows"; wait $! || { cat "$work/pgbench.out" >&2; exit 1; }
+    return
+  fi
+  local envs=(); [ "$1" != default ] && envs=("$1")
+  env "${envs[@]}" "$work/ceiling" run single-inserts --db "$PGDSN" -c "$CONNS" -T "${dur}s" \
+    --durability "$DURABILITY" --no-probe --out "$work/res" >"$work/ceiling.out" 2>&1 &
+  window "ceiling $1" $! | tee -a "$work/windows"; wait $! || { cat "$work/ceiling.out" >&2; exit 1; }
+}
+# Odd rounds run pgbench first and the variants in the order given, even
+# rounds the reverse, so that neither a tool's place in the round nor a
+# drift of the machine within a round favours one side.
+order=(pgbench $VARIANTS)
 for r in $(seq 1 "$ROUNDS"); do
-  PGOPTIONS="$pg_opts" pgbench -n -M prepared -c "$CONNS" -j "$j" -T "$dur" -f "$work/single.sql" "$PGDSN" >"$work/pgbench.out" 2>&1 &
-  window pgbench $! | tee -a "$work/windows"; wait $! || { cat "$work/pgbench.out" >&2; exit 1; }
-  for v in $VARIANTS; do
-    envs=(); [ "$v" != default ] && envs=("$v")
-    env "${envs[@]}" "$work/ceiling" run single-inserts --db "$PGDSN" -c "$CONNS" -T "${dur}s" \
-      --durability "$DURABILITY" --no-probe --out "$work/res" >"$work/ceiling.out" 2>&1 &
-    window "ceiling $v" $! | tee -a "$work/windows"; wait $! || { cat "$work/ceiling.out" >&2; exit 1; }
-  done
+  if (( r % 2 == 1 )); then
+    for t in "${order[@]}"; do run_one "$t"; done
+  else
+    for (( i = ${#order[@]} - 1; i >= 0; i-- )); do run_one "${order[i]}"; done
+  fi
 done
 "$work/ceiling" cleanup single-inserts --db "$PGDSN" >/dev/null
 python3 - "$work/windows" <<'PY'
