@@ -338,8 +338,11 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 	lateRec := r.reg.NewRecorder() // the driver's, for the tickets it expires
 	r.stopCh = make(chan struct{})
 	r.done = make(chan struct{})
+	// The opening sample first: taken after the origin, its round trip
+	// would make the first tickets late before any worker ran.
+	sr := r.newSeries(ctx, res, time.Time{})
 	r.origin = r.cfg.clock.Now()
-	sr := r.newSeries(ctx, res, r.origin) // interval times are schedule times
+	sr.begin = r.origin // interval times are schedule times
 	for _, wk := range r.workers {
 		r.wg.Add(1)
 		go wk.openLoop(wctx)

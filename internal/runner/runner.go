@@ -309,10 +309,25 @@ func (r *run) drive(ctx context.Context) *Result {
 	r.pauseCtx, r.pauseCancel = context.WithCancel(wctx)
 	defer r.pauseCancel()
 
-	begin := time.Now()
+	// The opening readings (the server's counters, the observer's, the
+	// process's CPU) come before the first request when there is no
+	// warm-up: taken after the workers started, as they once were, a short
+	// run's first requests counted in its figures but not in the server's
+	// counters or in the elapsed time.
+	sr := r.newSeries(ctx, res, time.Time{})
+	var (
+		startSample  *target.Sample
+		obsStart     map[string]float64
+		cpuStart     float64
+		measureStart time.Time
+	)
 	if r.cfg.Warmup == 0 {
+		startSample, obsStart = sr.prev, r.observe(ctx, res)
+		cpuStart = processCPU()
 		r.measuring.Store(true) // every request counts towards --ops from the first
 	}
+	begin := time.Now()
+	sr.begin, measureStart = begin, begin
 	r.done = make(chan struct{})
 	r.wg.Add(len(r.workers))
 	if groups := r.setupMux(); groups != nil {
@@ -327,7 +342,6 @@ func (r *run) drive(ctx context.Context) *Result {
 	}
 	go func() { r.wg.Wait(); close(r.done) }()
 
-	sr := r.newSeries(ctx, res, begin)
 	tick := func(warm bool, lastEnd time.Duration) Interval { return sr.tick(warm, lastEnd) }
 
 	// Warm-up: ticks are shown but excluded from the figures.
@@ -362,14 +376,15 @@ func (r *run) drive(ctx context.Context) *Result {
 	}
 
 	total := metrics.NewSnapshot(r.reg.Ops())
-	startSample := sr.prev
-	cpuStart := processCPU()
-	obsStart := r.observe(ctx, res)
-	measureStart := time.Now()
-	r.measuring.Store(true)
+	if r.cfg.Warmup > 0 {
+		startSample, cpuStart = sr.prev, processCPU()
+		obsStart = r.observe(ctx, res)
+		measureStart = time.Now()
+		r.measuring.Store(true)
+	}
 	var deadline <-chan time.Time
 	if r.cfg.Duration > 0 {
-		tm := time.NewTimer(r.cfg.Duration)
+		tm := time.NewTimer(r.cfg.Duration - time.Since(measureStart))
 		defer tm.Stop()
 		deadline = tm.C
 	}

@@ -160,6 +160,57 @@ func TestWarmupExcludedAndEvidenceDelta(t *testing.T) {
 	}
 }
 
+// doneTarget's counter is the number of requests its workers have done,
+// as a server's commit counter would be.
+type doneTarget struct {
+	fakeTarget
+	done atomic.Int64
+}
+
+func (d *doneTarget) Sample(context.Context) (target.Sample, error) {
+	return target.Sample{At: time.Now(), Counters: map[string]float64{target.CtrCommits: float64(d.done.Load())}}, nil
+}
+
+type doneWorkload struct {
+	fakeWorkload
+	t *doneTarget
+}
+
+func (w *doneWorkload) NewWorker(context.Context, target.Target, target.Conn, int) (workload.Worker, error) {
+	return doneWorker{w.t}, nil
+}
+
+type doneWorker struct{ t *doneTarget }
+
+func (k doneWorker) Do(context.Context) (workload.Result, error) {
+	k.t.done.Add(1)
+	return workload.Result{Rows: 1}, nil
+}
+
+// With no warm-up, the server's counters are read before the first
+// request: a short run's evidence covers every request it counted. (Read
+// after the workers started, they missed the requests done meanwhile, and
+// a bulk load of a few batches could show no log written at all.)
+func TestEvidenceCoversEveryRequestWithoutWarmup(t *testing.T) {
+	for _, threads := range []int{1, 4} {
+		d := &doneTarget{}
+		res, err := Run(context.Background(), Config{Threads: threads, Ops: 5000, Interval: time.Second}, d, &doneWorkload{t: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := res.Total.Total().Requests
+		if n != 5000 {
+			t.Fatalf("threads=%d: %d requests, want 5000", threads, n)
+		}
+		if res.Evidence == nil {
+			t.Fatalf("threads=%d: no evidence", threads)
+		}
+		if got := res.Evidence.Counters[target.CtrCommits]; got != float64(n) {
+			t.Fatalf("threads=%d: evidence counts %v requests of the %d counted", threads, got, n)
+		}
+	}
+}
+
 func TestCancelMarksPartial(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
