@@ -377,9 +377,11 @@ func (r *run) drive(ctx context.Context) *Result {
 
 	total := metrics.NewSnapshot(r.reg.Ops())
 	if r.cfg.Warmup > 0 {
+		// The measured part starts where the warm-up's last interval
+		// ended: the requests done since count in the first measured one.
 		startSample, cpuStart = sr.prev, processCPU()
 		obsStart = r.observe(ctx, res)
-		measureStart = time.Now()
+		measureStart = begin.Add(lastEnd)
 		r.measuring.Store(true)
 	}
 	var deadline <-chan time.Time
