@@ -84,7 +84,28 @@ type pollFd struct {
 // muxGroup is the set of workers one thread serves.
 type muxGroup struct {
 	workers []*worker
-	ring    *uring // nil: the group polls with ppoll (see mux_ring.go)
+	ring    *uring  // nil: the group polls with ppoll (see mux_ring.go)
+	idx     int     // the group's index in the run
+	spread  *spread // nil: one group, or one core (see spread_linux.go)
+	yields  int     // passes through the scheduler
+	moves   int     // times spread moved the group's thread
+}
+
+// spreadEvery is how many passes through the scheduler (muxYield apart)
+// a group makes between two checks of its core.
+const spreadEvery = 8
+
+// afterYield runs after each pass through the scheduler, on whatever
+// thread the group resumed on: every spreadEvery-th, it checks that no
+// other group's thread shares that thread's core.
+func (g *muxGroup) afterYield() {
+	if g.spread == nil {
+		return
+	}
+	g.yields++
+	if g.yields%spreadEvery == 0 && g.spread.check(g.idx) >= 0 {
+		g.moves++
+	}
 }
 
 // muxGroupCount is how many groups the run's workers are split into; 0
@@ -152,6 +173,12 @@ func (r *run) setupMux() []*muxGroup {
 		}
 	}
 	r.setupRings(groups)
+	if !muxLocked {
+		sp := newSpread(g)
+		for i, grp := range groups {
+			grp.idx, grp.spread = i, sp
+		}
+	}
 	// Each group holds a P while it polls (pollWait keeps the scheduler
 	// out, as the raw connections do), and the run has exactly one P per
 	// group: the clock, the samplers and the garbage collector run when a
@@ -319,6 +346,7 @@ func (g *muxGroup) drive(ctx context.Context) {
 		if !muxLocked && now-yielded >= muxYield {
 			runtime.Gosched()
 			yielded = now
+			g.afterYield()
 		}
 		if err != nil || now-sweep >= muxSlice {
 			// Resume everyone: waiting connections re-check their deadlines.

@@ -189,6 +189,7 @@ func (g *muxGroup) driveRing(ctx context.Context) {
 		if !muxLocked && now-yielded >= muxYield {
 			runtime.Gosched()
 			yielded = now
+			g.afterYield()
 		}
 		switch err {
 		case nil, syscall.ETIME:

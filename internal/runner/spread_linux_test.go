@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// onCore runs f on a thread of its own pinned to core c, unpinned (every
+// core allowed) once f has started; it returns f's result.
+func onCore[T any](t *testing.T, c int, allowed unix.CPUSet, f func() T) T {
+	t.Helper()
+	ch := make(chan T)
+	go func() {
+		runtime.LockOSThread() // the thread ends with the goroutine
+		var one unix.CPUSet
+		one.Set(c)
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Errorf("pin to core %d: %v", c, err)
+		}
+		var zero T
+		if getcpu() != c {
+			t.Errorf("pinned to core %d, runs on %d", c, getcpu())
+			ch <- zero
+			return
+		}
+		_ = unix.SchedSetaffinity(0, &allowed)
+		ch <- f()
+	}()
+	return <-ch
+}
+
+func TestSpreadMovesTheLaterGroupOffASharedCore(t *testing.T) {
+	if newSpread(1) != nil {
+		t.Fatal("one group: want nothing to spread")
+	}
+	s := newSpread(2)
+	if s == nil {
+		t.Skip("fewer than two cores allowed: nothing to spread")
+	}
+	c := -1
+	for i := 0; i < len(s.allowed)*64; i++ {
+		if s.allowed.IsSet(i) {
+			c = i
+			break
+		}
+	}
+	// Group 0 on core c stays.
+	if left := onCore(t, c, s.allowed, func() int { return s.check(0) }); left != -1 {
+		t.Fatalf("group 0, alone on core %d, moved off it", c)
+	}
+	if got := s.cpus[0].Load(); int(got) != c {
+		t.Fatalf("group 0 recorded on core %d, want %d", got, c)
+	}
+	// Group 1 on the same core moves, and keeps every core allowed.
+	type after struct {
+		left, cpu int
+		mask      unix.CPUSet
+	}
+	a := onCore(t, c, s.allowed, func() after {
+		left := s.check(1)
+		var m unix.CPUSet
+		_ = unix.SchedGetaffinity(0, &m)
+		return after{left, getcpu(), m}
+	})
+	if a.left != c {
+		t.Fatalf("group 1 on group 0's core %d: check returned %d, want %d (moved)", c, a.left, c)
+	}
+	if a.cpu == c || !s.allowed.IsSet(a.cpu) {
+		t.Fatalf("group 1 runs on core %d after moving off %d", a.cpu, c)
+	}
+	if a.mask != s.allowed {
+		t.Fatalf("group 1's thread left pinned: mask %v, want every allowed core %v", a.mask, s.allowed)
+	}
+	if got := s.cpus[1].Load(); int(got) != a.cpu {
+		t.Fatalf("group 1 recorded on core %d, runs on %d", got, a.cpu)
+	}
+}
