@@ -88,7 +88,6 @@ type muxGroup struct {
 	idx     int     // the group's index in the run
 	spread  *spread // nil: one group, or one core (see spread_linux.go)
 	yields  int     // passes through the scheduler
-	moves   int     // times spread moved the group's thread
 }
 
 // spreadEvery is how many passes through the scheduler (muxYield apart)
@@ -103,8 +102,8 @@ func (g *muxGroup) afterYield() {
 		return
 	}
 	g.yields++
-	if g.yields%spreadEvery == 0 && g.spread.check(g.idx) >= 0 {
-		g.moves++
+	if g.yields%spreadEvery == 0 {
+		g.spread.check(g.idx)
 	}
 }
 
