@@ -11,9 +11,6 @@ import (
 // and tells an iter.Pull coroutine from the goroutine that resumes it (the
 // waiter's test, see muxGroup.waiter).
 func TestCurg(t *testing.T) {
-	if !muxSupported {
-		t.Skip("multiplexing is Linux only")
-	}
 	me := curg()
 	if me == 0 || curg() != me {
 		t.Fatalf("curg() = %#x then %#x, want the same non-zero value", me, curg())
