@@ -17,6 +17,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
 	"github.com/ceiling-db/ceiling/internal/target/postgres"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // serverDSN returns the DSN of a live server for integration tests. Off CI
@@ -24,13 +25,7 @@ import (
 // set (as .ci/run does) a missing DSN is a failure, never a silent skip.
 func serverDSN(t *testing.T, env string) string {
 	t.Helper()
-	dsn := os.Getenv(env)
-	if dsn == "" {
-		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Fatalf("%s not set but CEILING_REQUIRE_SERVERS is: the server must be reachable in CI", env)
-		}
-		t.Skipf("%s not set: skipping the integration test against a live server", env)
-	}
+	dsn := testenv.DSN(t, env)
 	t.Cleanup(dropNewTables(t, dsn))
 	return dsn
 }

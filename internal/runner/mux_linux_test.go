@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/postgres"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 	"github.com/ceiling-db/ceiling/internal/workload"
 )
 
@@ -376,13 +376,7 @@ func TestMuxNotUsed(t *testing.T) {
 // the end of the test), or skips the test.
 func pgDSN(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("CEILING_TEST_PG_DSN")
-	if base == "" {
-		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Fatal("CEILING_TEST_PG_DSN not set but CEILING_REQUIRE_SERVERS is")
-		}
-		t.Skip("CEILING_TEST_PG_DSN not set: skipping the multiplexed runs against PostgreSQL")
-	}
+	base := testenv.DSN(t, testenv.PostgresEnv)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, base)

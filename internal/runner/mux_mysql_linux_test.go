@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/mysql"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // The multiplexed closed loop against MySQL/MariaDB: go-sql-driver reads
@@ -22,13 +22,7 @@ const myMuxDB = "ceiling_runner_mux"
 // (dropped at the end of the test), or skips the test.
 func myDSN(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("CEILING_TEST_MYSQL_DSN")
-	if base == "" {
-		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Fatal("CEILING_TEST_MYSQL_DSN not set but CEILING_REQUIRE_SERVERS is")
-		}
-		t.Skip("CEILING_TEST_MYSQL_DSN not set: skipping the multiplexed runs against MySQL")
-	}
+	base := testenv.DSN(t, testenv.MySQLEnv)
 	myAdmin(t, base, "DROP DATABASE IF EXISTS "+myMuxDB, "CREATE DATABASE "+myMuxDB)
 	t.Cleanup(func() { myAdmin(t, base, "DROP DATABASE IF EXISTS "+myMuxDB) })
 	u, err := url.Parse(base)

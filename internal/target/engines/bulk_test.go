@@ -3,13 +3,13 @@ package engines
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // bulkTargets returns a DSN per engine: SQLite always, the servers when
@@ -17,13 +17,9 @@ import (
 func bulkTargets(t *testing.T) map[string]string {
 	t.Helper()
 	m := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bulk.db")}
-	for engine, env := range map[string]string{"postgres": "CEILING_TEST_PG_DSN", "mysql": "CEILING_TEST_MYSQL_DSN"} {
-		if dsn := os.Getenv(env); dsn != "" {
+	for engine, env := range map[string]string{"postgres": testenv.PostgresEnv, "mysql": testenv.MySQLEnv} {
+		if dsn := testenv.Optional(t, env); dsn != "" {
 			m[engine] = dsn
-		} else if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Errorf("%s not set but CEILING_REQUIRE_SERVERS is: in CI the server must be reachable", env)
-		} else {
-			t.Logf("%s not set: %s skipped", env, engine)
 		}
 	}
 	return m

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // The integration tests run against CEILING_TEST_MYSQL_DSN, e.g.
@@ -66,13 +67,7 @@ func rawDB(dsn string) (*sql.DB, error) {
 // testDSN returns a DSN for the test database, creating it once, or skips.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("CEILING_TEST_MYSQL_DSN")
-	if base == "" {
-		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Fatal("CEILING_TEST_MYSQL_DSN not set but CEILING_REQUIRE_SERVERS is: in CI the server must be reachable")
-		}
-		t.Skip("CEILING_TEST_MYSQL_DSN not set")
-	}
+	base := testenv.DSN(t, testenv.MySQLEnv)
 	setupOnce.Do(func() {
 		db, err := rawDB(base)
 		if err != nil {

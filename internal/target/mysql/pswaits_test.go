@@ -2,25 +2,18 @@ package mysql
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // psDSN returns CEILING_TEST_MYSQL_PS_DSN, a server started with
 // performance_schema on (.ci/run starts a second MariaDB for it), or skips.
 func psDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("CEILING_TEST_MYSQL_PS_DSN")
-	if dsn == "" {
-		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Fatal("CEILING_TEST_MYSQL_PS_DSN not set but CEILING_REQUIRE_SERVERS is: CI starts a performance_schema server for it")
-		}
-		t.Skip("CEILING_TEST_MYSQL_PS_DSN not set (a MySQL/MariaDB with performance_schema=ON)")
-	}
-	return dsn
+	return testenv.DSN(t, testenv.MySQLPSEnv)
 }
 
 // TestPerformanceSchemaWaits runs inserts on one worker session of a server

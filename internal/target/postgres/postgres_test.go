@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // The integration tests run against CEILING_TEST_PG_DSN, e.g.
@@ -51,14 +52,7 @@ func TestMain(m *testing.M) {
 // baseDSN returns CEILING_TEST_PG_DSN or skips the test.
 func baseDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("CEILING_TEST_PG_DSN")
-	if dsn == "" {
-		if os.Getenv("CEILING_REQUIRE_SERVERS") != "" {
-			t.Fatal("CEILING_TEST_PG_DSN not set but CEILING_REQUIRE_SERVERS is: in CI the server must be reachable")
-		}
-		t.Skip("CEILING_TEST_PG_DSN not set")
-	}
-	return dsn
+	return testenv.DSN(t, testenv.PostgresEnv)
 }
 
 // testDB returns a DSN for database name on the test server, creating the

@@ -1,0 +1,78 @@
+// Package testenv tells the integration tests where the live servers are.
+// Each server's DSN comes from an environment variable; off CI a test
+// whose variable is unset skips with a message naming it (and an example
+// value), and with CEILING_REQUIRE_SERVERS set, as .ci/run sets it, an
+// unset variable fails the test instead: in CI a missing server is never a
+// silent skip. Only tests import this package.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// The environment variables.
+const (
+	// PostgresEnv holds a PostgreSQL DSN.
+	PostgresEnv = "CEILING_TEST_PG_DSN"
+	// MySQLEnv holds a MySQL/MariaDB DSN.
+	MySQLEnv = "CEILING_TEST_MYSQL_DSN"
+	// MySQLPSEnv holds the DSN of a MySQL/MariaDB with performance_schema
+	// on (.ci/run starts a second MariaDB for it).
+	MySQLPSEnv = "CEILING_TEST_MYSQL_PS_DSN"
+	// RequireEnv, when set, makes an unset DSN a failure.
+	RequireEnv = "CEILING_REQUIRE_SERVERS"
+)
+
+// examples are values that work against the servers .ci/run starts.
+var examples = map[string]string{
+	PostgresEnv: "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+	MySQLEnv:    "mysql://root@127.0.0.1:3306/test",
+	MySQLPSEnv:  "mysql://root@127.0.0.1:3307/test",
+}
+
+// Required reports whether the servers must be reachable (CI).
+func Required() bool { return os.Getenv(RequireEnv) != "" }
+
+// DSN returns env's DSN. When it is unset, the test fails if the servers
+// are required, and is skipped otherwise.
+func DSN(t testing.TB, env string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
+	if dsn == "" {
+		if Required() {
+			t.Fatalf("%s not set but %s is: in CI the server must be reachable", env, RequireEnv)
+		} else {
+			t.Skip(unsetMsg(env))
+		}
+	}
+	return dsn
+}
+
+// Optional is DSN for a test that covers several engines and goes on
+// without this one: an unset DSN gives "" and a log line (a failure, the
+// test going on, if the servers are required).
+func Optional(t testing.TB, env string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
+	if dsn == "" {
+		if Required() {
+			t.Errorf("%s not set but %s is: in CI the server must be reachable", env, RequireEnv)
+		} else {
+			t.Log(unsetMsg(env))
+		}
+	}
+	return dsn
+}
+
+func unsetMsg(env string) string {
+	msg := env + " not set: skipping the integration test against a live server"
+	if ex, ok := examples[env]; ok {
+		msg += " (to run it: " + env + "=" + ex
+		if env == MySQLPSEnv {
+			msg += ", a server with performance_schema=ON; .ci/run starts one"
+		}
+		msg += ")"
+	}
+	return msg
+}
