@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // execOn runs statements on dsn through ceiling's own target (setup of
@@ -107,7 +108,7 @@ func writeSQLiteFile(t *testing.T, path string) {
 // schema "ceiling" once no ceiling table is left; with someone else's
 // table in that schema it keeps the schema and their table.
 func TestCleanupPostgresSchema(t *testing.T) {
-	base := serverDSN(t, "CEILING_TEST_PG_DSN")
+	base := serverDSN(t, testenv.PostgresEnv)
 	ctx := context.Background()
 	const dbName = "ceiling_test_cleanup"
 	admin, err := pgx.Connect(ctx, base)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // TestCommitFlushVerdict: one connection inserting at full durability waits
@@ -17,7 +19,7 @@ import (
 // share of a request's time, which the host's fsync probe must confirm.
 // Relaxed durability must not be diagnosed as commit-flush bound.
 func TestCommitFlushVerdict(t *testing.T) {
-	cases := []struct{ name, env string }{{"sqlite", ""}, {"postgres", "CEILING_TEST_PG_DSN"}, {"mysql", "CEILING_TEST_MYSQL_DSN"}}
+	cases := []struct{ name, env string }{{"sqlite", ""}, {"postgres", testenv.PostgresEnv}, {"mysql", testenv.MySQLEnv}}
 	for _, ec := range cases {
 		t.Run(ec.name, func(t *testing.T) {
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "diag.db")

@@ -83,7 +83,7 @@ type engineCase struct {
 	name, env string
 }
 
-var engineCases = []engineCase{{"postgres", "CEILING_TEST_PG_DSN"}, {"mysql", "CEILING_TEST_MYSQL_DSN"}}
+var engineCases = []engineCase{{"postgres", testenv.PostgresEnv}, {"mysql", testenv.MySQLEnv}}
 
 func TestServerWorkloads(t *testing.T) {
 	for _, ec := range engineCases {
@@ -160,7 +160,7 @@ func TestServerDurability(t *testing.T) {
 // TestMySQLDurabilityRestoredAfterInterrupt: innodb_flush_log_at_trx_commit
 // is global, so an interrupted run must still put it back.
 func TestMySQLDurabilityRestoredAfterInterrupt(t *testing.T) {
-	dsn := serverDSN(t, "CEILING_TEST_MYSQL_DSN")
+	dsn := serverDSN(t, testenv.MySQLEnv)
 	db := openMySQL(t, dsn)
 	read := func() string {
 		var v string
@@ -201,7 +201,7 @@ func TestMySQLDurabilityRestoredAfterInterrupt(t *testing.T) {
 // TestPostgresReconnect terminates the workers' sessions mid-run: the run
 // must count the lost connections, reconnect and go on.
 func TestPostgresReconnect(t *testing.T) {
-	dsn := serverDSN(t, "CEILING_TEST_PG_DSN")
+	dsn := serverDSN(t, testenv.PostgresEnv)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -285,7 +285,7 @@ func fmtPtr(p *float64) string {
 // authentication here ignores it) and checks that it appears nowhere: not
 // on the console, not in errors, not in the result document.
 func TestPasswordNeverShown(t *testing.T) {
-	dsn := serverDSN(t, "CEILING_TEST_PG_DSN")
+	dsn := serverDSN(t, testenv.PostgresEnv)
 	const secret = "Sup3rS3cretPw"
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -320,7 +320,7 @@ func TestPasswordNeverShown(t *testing.T) {
 // TestMySQLReconnect kills ceiling's sessions with KILL mid-run: the run
 // counts the lost connections, reconnects and goes on.
 func TestMySQLReconnect(t *testing.T) {
-	dsn := serverDSN(t, "CEILING_TEST_MYSQL_DSN")
+	dsn := serverDSN(t, testenv.MySQLEnv)
 	db := openMySQL(t, dsn)
 	killed := make(chan int, 1)
 	go func() {

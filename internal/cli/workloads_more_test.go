@@ -12,6 +12,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 	"github.com/ceiling-db/ceiling/internal/workload/bulkload"
 	"github.com/ceiling-db/ceiling/internal/workload/indsel"
 )
@@ -150,8 +151,8 @@ func TestClippedMeanRange(t *testing.T) {
 func dsnCases(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "t.db") },
-		"postgres": func(t *testing.T) string { return serverDSN(t, "CEILING_TEST_PG_DSN") },
-		"mysql":    func(t *testing.T) string { return serverDSN(t, "CEILING_TEST_MYSQL_DSN") },
+		"postgres": func(t *testing.T) string { return serverDSN(t, testenv.PostgresEnv) },
+		"mysql":    func(t *testing.T) string { return serverDSN(t, testenv.MySQLEnv) },
 	}
 }
 

@@ -37,7 +37,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if dsn := os.Getenv("CEILING_TEST_MYSQL_DSN"); dsn != "" {
+	if dsn := os.Getenv(testenv.MySQLEnv); dsn != "" {
 		if db, err := rawDB(dsn); err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_, _ = db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+testDBName)

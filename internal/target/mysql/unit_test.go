@@ -20,6 +20,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 const testPassword = "Sup3rS3cretPw"
@@ -273,7 +274,7 @@ func TestServerPID(t *testing.T) {
 	if _, comm, ok := osstat.PidCPU(tg.serverPID); !ok || !slices.Contains(serverProcs, comm) {
 		t.Fatalf("pid %d is %q, want one of %v", tg.serverPID, comm, serverProcs)
 	}
-	if ps := os.Getenv("CEILING_TEST_MYSQL_PS_DSN"); ps != "" {
+	if ps := os.Getenv(testenv.MySQLPSEnv); ps != "" {
 		other := openTarget(t, ps, target.DurabilityServer).(*myTarget)
 		if other.serverPID == tg.serverPID || other.serverPID <= 0 {
 			t.Errorf("second instance: pid %d, first %d; want a different process", other.serverPID, tg.serverPID)

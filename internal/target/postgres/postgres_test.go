@@ -36,7 +36,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if dsn := os.Getenv("CEILING_TEST_PG_DSN"); dsn != "" && len(created) > 0 {
+	if dsn := os.Getenv(testenv.PostgresEnv); dsn != "" && len(created) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if c, err := pgx.Connect(ctx, dsn); err == nil {
 			for _, db := range created {
