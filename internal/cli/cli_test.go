@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,42 @@ func TestPrepareAndCleanup(t *testing.T) {
 	code, out, errs := runCLI(t, context.Background(), "cleanup", "inserts-deletes", "--db", db)
 	if code != 0 || !strings.Contains(out, "dropped ceiling_rows") {
 		t.Fatalf("cleanup: exit %d %q %q", code, out, errs)
+	}
+}
+
+// TestOutResultFile: --out ending in .json names the result file itself
+// (created with its directory, replaced by the next run); an existing
+// directory of that name is still a directory.
+func TestOutResultFile(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "t.db")
+	file := filepath.Join(dir, "sub", "first.json")
+	for i, ops := range []string{"50", "80"} {
+		code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--ops", ops, "--no-probe", "--out", file)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", i, code, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "result: "+file+"\n") {
+			t.Fatalf("run %d: console does not name %s:\n%s", i, file, stdout)
+		}
+		r, path := readResult(t, filepath.Dir(file))
+		if path != file {
+			t.Fatalf("run %d: result at %s, want %s", i, path, file)
+		}
+		if want, _ := strconv.ParseInt(ops, 10, 64); r.Summary.Requests != want {
+			t.Fatalf("run %d: the file holds %d requests, want this run's %d", i, r.Summary.Requests, want)
+		}
+	}
+
+	asDir := filepath.Join(dir, "dir.json")
+	if err := os.Mkdir(asDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--ops", "50", "--no-probe", "--out", asDir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, path := readResult(t, asDir); filepath.Dir(path) != asDir || !strings.HasSuffix(path, "-single-inserts-sqlite.json") {
+		t.Fatalf("result at %s, want a run-named file inside the directory %s", path, asDir)
 	}
 }

@@ -88,7 +88,7 @@ fail is not sustained.`,
 	fs.IntVarP(&f.threads, "threads", "c", 1, "worker threads, each with its own connection (at most this many requests in flight)")
 	f.interval = time.Second
 	fs.Var(durationValue{&f.interval}, "interval", "granularity of the time series in the result")
-	fs.StringVar(&f.out, "out", "results", "directory for the JSON result")
+	fs.StringVar(&f.out, "out", "results", outUsage)
 	fs.StringVar(&f.slo, "slo", "", "service-level objective, e.g. 'p99<50ms,late<1%' (required)")
 	fs.Float64Var(&f.start, "start", kneeStart, "first rate probed, requests/s")
 	fs.Float64Var(&f.max, "max", kneeMax, "highest rate probed, requests/s")

@@ -173,7 +173,7 @@ server's log device for a better estimate; --no-probe skips it.`,
 	fs.Var(durationValue{&f.interval}, "interval", "granularity of the time series in the result")
 	f.reportEvery = 10 * time.Second
 	fs.Var(durationValue{&f.reportEvery}, "report-every", "how often a progress line is kept on the console")
-	fs.StringVar(&f.out, "out", "results", "directory for the JSON result")
+	fs.StringVar(&f.out, "out", "results", outUsage)
 	fs.Float64VarP(&f.rate, "rate", "R", 0, "open loop: schedule this many requests/s in total (latency from the scheduled start)")
 	fs.StringVar(&f.rates, "rates", "", "open-loop ramp: START:STOP:STEP (20:200:20), START:STOP:xFACTOR (10:1000:x2) or a list (50,100,200), requests/s")
 	f.step = 30 * time.Second
@@ -326,14 +326,22 @@ func joinUsage(errs []error) error {
 	return usagef("%s", strings.Join(msgs, "; "))
 }
 
-// checkOutDir fails early when the result could not be written.
-func checkOutDir(dir string) error {
+// outUsage is the --out flag's help.
+const outUsage = "directory for the JSON result (file named after the run), or the result file itself when it ends in .json"
+
+// checkOutDir fails early when the result could not be written: out is a
+// directory, or a result file ending in .json (report.OutFile).
+func checkOutDir(out string) error {
+	dir := out
+	if report.OutFile(out) {
+		dir = filepath.Dir(out)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usagef("--out %s: %v", dir, unwrapPath(err))
+		return usagef("--out %s: %v", out, unwrapPath(err))
 	}
 	f, err := os.CreateTemp(dir, ".ceiling-probe-*")
 	if err != nil {
-		return usagef("--out %s is not writable: %v", dir, unwrapPath(err))
+		return usagef("--out %s is not writable: %v", out, unwrapPath(err))
 	}
 	name := f.Name()
 	f.Close()

@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
+	"strings"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
@@ -558,17 +558,36 @@ func cpuAndWaits(e *runner.Evidence) (server, host *float64, waits map[string]fl
 	return server, host, waits
 }
 
-// Write writes the result atomically (temporary file, then rename) into dir
-// and returns its path.
-func Write(dir string, res *Result) (string, error) {
+// OutFile reports whether out (the --out flag) names the result file itself
+// rather than a directory for it: it ends in ".json" and is not an existing
+// directory.
+func OutFile(out string) bool {
+	if !strings.EqualFold(filepath.Ext(out), ".json") {
+		return false
+	}
+	fi, err := os.Stat(out)
+	return err != nil || !fi.IsDir()
+}
+
+// Write writes the result atomically (temporary file, then rename) and
+// returns its path. out is a directory, where the file is named after the
+// result's ID (with "-partial" for a partial result), or, when it ends in
+// ".json" (OutFile), the file itself, replaced if it exists.
+func Write(out string, res *Result) (string, error) {
+	dir, path := out, ""
+	if OutFile(out) {
+		dir, path = filepath.Dir(out), out
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("results directory %s: %w", dir, err)
 	}
-	name := res.ID
-	if res.Partial {
-		name += "-partial"
+	if path == "" {
+		name := res.ID
+		if res.Partial {
+			name += "-partial"
+		}
+		path = filepath.Join(dir, name+".json")
 	}
-	path := filepath.Join(dir, name+".json")
 	tmp, err := os.CreateTemp(dir, ".ceiling-result-*")
 	if err != nil {
 		return "", fmt.Errorf("write result in %s: %w", dir, err)
