@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,8 +146,9 @@ func ruleShare(raw map[string]any) (float64, bool) {
 }
 
 // probeShare is the share of a request's mean time that its syncs would
-// take at the latency of ceiling's fsync probe of the host; 0 without a
-// probe.
+// take at the latency of ceiling's fsync probe of the host, but no more
+// than the part of the request the server spends off its CPU (when its CPU
+// per request is in the result); 0 without a probe.
 func probeShare(raw map[string]any) float64 {
 	h, _ := raw["host"].(map[string]any)
 	fm, _ := h["fsync_ms"].(map[string]any)
@@ -155,7 +157,11 @@ func probeShare(raw map[string]any) float64 {
 	if probe <= 0 || mean <= 0 {
 		return 0
 	}
-	return syncsPerReq(raw) * probe / mean
+	share := syncsPerReq(raw) * probe / mean
+	if cpuUs, ok := raw["costs"].(map[string]any)["cpu_us_per_op"].(float64); ok && raw["target"].(map[string]any)["engine"] != "sqlite" {
+		share = math.Min(share, math.Max(mean-cpuUs/1000, 0)/mean)
+	}
+	return share
 }
 
 // syncsPerReq is the result's log syncs per request, or where the server

@@ -13,7 +13,9 @@
 //
 //	commit-flush   log-sync time per request ÷ mean request time (or the log-IO wait share;
 //	               without either, syncs per request × a local fsync probe's mean
-//	               latency ÷ mean request time, an estimate)
+//	               latency ÷ mean request time, an estimate; a wait share or an
+//	               estimate is capped by the share of the request's time the
+//	               server spends off its CPU)
 //	log-rate       the log-IO wait share when measured, else 0.75
 //	storage-queue  the share of each data-file IO spent queueing, 1 − device ÷ file latency,
 //	               weighted by the data-IO wait share when measured
@@ -337,24 +339,38 @@ func CommitFlushRule(f Figures) Candidate {
 	reqMs, okReq := requestMs(f)
 	var share float64
 	var how string
+	bound := ""        // " (at best)" when share is an upper bound
+	estimated := false // share is sampled or estimated, not timed
 	switch {
 	case f.SyncMs != nil && okReq:
 		share = *f.SyncsPerReq * *f.SyncMs / reqMs
 		how = fmt.Sprintf("%.2f %s per commit, %.3f ms per sync, = %.0f%% of each request's time (%.3f ms)",
 			perCommit, syncWord(f), *f.SyncMs, 100*math.Min(share, 1), reqMs)
 	case shares(f.WaitMs)[WaitLog] > 0 || (shares(f.WaitMs) != nil && (f.DeviceSyncMs == nil || !okReq)):
-		share = shares(f.WaitMs)[WaitLog]
+		share, estimated = shares(f.WaitMs)[WaitLog], true
 		how = fmt.Sprintf("%.2f %s per commit; log-IO waits are %.0f%% of the sessions' time (sync latency not measured)",
 			perCommit, syncWord(f), 100*share)
 	case f.DeviceSyncMs != nil && *f.DeviceSyncMs > 0 && okReq:
 		// Neither the sync latency nor a log-IO wait share: estimate the
 		// sync time from ceiling's own flush probe on this host.
-		share = *f.SyncsPerReq * *f.DeviceSyncMs / reqMs
+		share, estimated = *f.SyncsPerReq**f.DeviceSyncMs/reqMs, true
 		how = fmt.Sprintf("%.2f %s per commit, sync latency estimated from a local fsync probe of %.3f ms, ≈ %.0f%% of each request's time (%.3f ms)",
 			perCommit, syncWord(f), *f.DeviceSyncMs, 100*math.Min(share, 1), reqMs)
 	default:
 		c.Why = fmt.Sprintf("not applicable: %.2f %s per commit but neither the sync latency, the wait times nor a local fsync probe were measured", perCommit, syncWord(f))
 		return c
+	}
+	if cpuMs, ok := serverCPUPerReqMs(f); estimated && okReq && ok && share*reqMs > reqMs-cpuMs {
+		// A request's syncs cannot take more than the part of its time
+		// the server spends off its CPU. Both estimates can exceed that:
+		// sampled waits miss much of a backend's CPU time (its network
+		// calls show as waiting for the client), and the probe's write +
+		// flush can cost more than the server's own flush (a log written
+		// with O_DIRECT, whose relaxed mode still writes at commit).
+		left := math.Max(reqMs-cpuMs, 0)
+		share, bound = left/reqMs, " (at best)"
+		how += fmt.Sprintf(", but the server's CPU takes %.3f ms of each request's %.3f ms: syncs ≤ %.3f ms, ≤ %.0f%% of its time",
+			cpuMs, reqMs, left, 100*share)
 	}
 	share = math.Min(share, 1)
 	if perCommit < MinSyncsPerCommit {
@@ -371,10 +387,19 @@ func CommitFlushRule(f Figures) Candidate {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s req/s with %d threads: each worker waits for its own log flush on every commit", num(*f.RequestsPerSec), f.Threads))
 	}
 	gain := gainFromShare(share)
-	c.Suggestions = append(c.Suggestions, suggest("--durability relaxed", gain, f))
+	c.Suggestions = append(c.Suggestions, suggest("--durability relaxed"+bound, gain, f))
 	// Batching k rows per commit leaves 1/k of the sync time per row.
-	c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("batch %d rows per commit", BatchRows), 1/(1-share+share/BatchRows), f))
+	c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("batch %d rows per commit%s", BatchRows, bound), 1/(1-share+share/BatchRows), f))
 	return c
+}
+
+// serverCPUPerReqMs is the database server's CPU time per request, ms, when
+// it was measured for a server outside ceiling's process.
+func serverCPUPerReqMs(f Figures) (float64, bool) {
+	if f.InProcess || f.ServerCPUCores == nil || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 {
+		return 0, false
+	}
+	return 1000 * *f.ServerCPUCores / *f.RequestsPerSec, true
 }
 
 // LogRateRule: the log write rate is flat at a level while requests queue

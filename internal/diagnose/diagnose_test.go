@@ -270,6 +270,28 @@ func TestCommitFlushEstimated(t *testing.T) {
 	if g := v.Suggestions[0].PredictedGain; g == nil || math.Abs(*g-1/(1-0.52)) > 0.01 {
 		t.Fatalf("predicted gain %v, want %.2f", g, 1/(1-0.52))
 	}
+	// The server's CPU time per request bounds the estimate: 0.5 cores at
+	// 4000 req/s is 0.125 ms of each 0.25 ms request, which leaves at most
+	// 0.125 ms (50%) for the syncs, not the probe's 0.13 ms.
+	f.ServerCPUCores = p(0.5)
+	v = Diagnose(f)
+	if v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "the server's CPU takes 0.125 ms of each request's 0.250 ms: syncs ≤ 0.125 ms, ≤ 50% of its time") {
+		t.Fatalf("with server CPU: %s %q", v.Bottleneck, v.Evidence)
+	}
+	if g := v.Suggestions[0].PredictedGain; g == nil || math.Abs(*g-2) > 0.01 || v.Suggestions[0].Action != "--durability relaxed (at best)" {
+		t.Fatalf("suggestion %q, predicted gain %v with server CPU, want ×2 at best", v.Suggestions[0].Action, g)
+	}
+	// A bound above the estimate leaves it alone (0.05 ms of CPU).
+	f.ServerCPUCores = p(0.2)
+	if v := Diagnose(f); v.Bottleneck != CommitFlush || math.Abs(*v.Suggestions[0].PredictedGain-1/(1-0.52)) > 0.01 || v.Suggestions[0].Action != "--durability relaxed" {
+		t.Fatalf("with little server CPU: %s %q", v.Bottleneck, v.Evidence)
+	}
+	// An embedded engine's CPU is ceiling's own: no bound from it.
+	f.ServerCPUCores, f.InProcess = p(0.5), true
+	if v := Diagnose(f); v.Bottleneck != CommitFlush || strings.Contains(v.Evidence[0], "server's CPU") {
+		t.Fatalf("in process: %s %q", v.Bottleneck, v.Evidence)
+	}
+	f.ServerCPUCores, f.InProcess = nil, false
 	// Server timing wins over the probe.
 	sync := 0.02
 	f.SyncMs = &sync
@@ -322,5 +344,26 @@ func TestUnsaturated(t *testing.T) {
 		if v.Bottleneck == None && strings.Contains(v.Evidence[0], "did not load") {
 			t.Errorf("%s: headline %q", name, v.Evidence[0])
 		}
+	}
+}
+
+// TestCommitFlushWaitShareBound: a sampled log-IO wait share above the part
+// of each request the server spends off its CPU is cut to that part, and the
+// suggestions say "at best"; a share below it is kept.
+func TestCommitFlushWaitShareBound(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 1, Requests: 100000, RequestsPerSec: p(10000), MeanLatencyMs: p(0.1),
+		SyncsPerReq: p(1), CommitsPerReq: p(1), ServerCPUCores: p(0.5),
+		WaitMs: map[string]float64{WaitLog: 800, WaitClient: 200}}
+	v := Diagnose(f)
+	if v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "log-IO waits are 80% of the sessions' time (sync latency not measured), but the server's CPU takes 0.050 ms of each request's 0.100 ms: syncs ≤ 0.050 ms, ≤ 50% of its time") {
+		t.Fatalf("%s %q", v.Bottleneck, v.Evidence)
+	}
+	if s := v.Suggestions; len(s) != 2 || s[0].Action != "--durability relaxed (at best)" || math.Abs(*s[0].PredictedGain-2) > 0.01 || !strings.HasSuffix(s[1].Action, "(at best)") {
+		t.Fatalf("suggestions %+v", s)
+	}
+	f.ServerCPUCores = p(0.1) // 0.01 ms of CPU: 0.09 ms left, above the 0.08 ms of waits
+	v = Diagnose(f)
+	if v.Bottleneck != CommitFlush || strings.Contains(v.Evidence[0], "server's CPU") || math.Abs(*v.Suggestions[0].PredictedGain-5) > 0.01 {
+		t.Fatalf("%s %q %+v", v.Bottleneck, v.Evidence, v.Suggestions)
 	}
 }
