@@ -96,3 +96,31 @@ func TestWorkloadFiguresPerStep(t *testing.T) {
 		t.Errorf("repeated ramp: step figures %v; the first run's counters became %v", d.Steps[1].Figures, r.Steps[0].Observed)
 	}
 }
+
+// TestMissingEvidenceLine: an n/a per-request cost is explained by the
+// target's missing_evidence; with every cost given there is no such line.
+func TestMissingEvidenceLine(t *testing.T) {
+	info := target.Info{Engine: "mysql", Settings: map[string]string{"missing_evidence": "commits (Com_commit counts COMMIT statements, not autocommit ones)"}}
+	p := Params{Workload: "w", Info: info}
+	ctrs := map[string]float64{target.CtrLogBytes: 1000, target.CtrLogWrites: 10, target.CtrLogSyncs: 10, target.CtrDataReads: 0,
+		target.CtrDataWrites: 0, target.CtrDataSyncs: 0, target.CtrServerCPUSec: 0.01}
+	r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: 30 * time.Second, ClientCPUSeconds: -1,
+		Evidence: &runner.Evidence{Seconds: 30, Counters: ctrs}}
+	d, err := Build(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	PrintSummary(&out, d)
+	if d.Costs.CommitsPerOp != nil || !strings.Contains(out.String(), "n/a commits") ||
+		!strings.Contains(out.String(), "\n  n/a: not given by this server: commits (Com_commit counts COMMIT statements, not autocommit ones)\n") {
+		t.Fatalf("commits per op %v; summary:\n%s", d.Costs.CommitsPerOp, out.String())
+	}
+	ctrs[target.CtrCommits] = 10
+	d, _ = Build(p, r)
+	out.Reset()
+	PrintSummary(&out, d)
+	if d.Costs.anyMissing() || strings.Contains(out.String(), "not given by this server") {
+		t.Fatalf("every cost given (%+v), yet:\n%s", d.Costs, out.String())
+	}
+}

@@ -164,6 +164,17 @@ type Costs struct {
 	CPUusPerOp *float64 `json:"cpu_us_per_op"`
 }
 
+// anyMissing says whether a per-request cost is not available.
+func (c Costs) anyMissing() bool {
+	for _, v := range []*float64{c.LogBytesPerOp, c.LogSyncsPerOp, c.LogWritesPerOp, c.DataReadsPerOp,
+		c.DataWritesPerOp, c.DataSyncsPerOp, c.CommitsPerOp, c.CPUusPerOp} {
+		if v == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // File is per-file IO over the measured phase, with derived rates.
 type File struct {
 	Name         string   `json:"name"`

@@ -109,6 +109,12 @@ func noteWaitEvidence(settings map[string]string, ps *psWaits) {
 	default:
 		return
 	}
+	noteMissing(settings, m)
+}
+
+// noteMissing adds m to settings["missing_evidence"], the comma-separated
+// list of the evidence this server cannot give.
+func noteMissing(settings map[string]string, m string) {
 	if prev := settings["missing_evidence"]; prev != "" {
 		m = prev + ", " + m
 	}

@@ -522,6 +522,9 @@ func TestSamplerDeltas(t *testing.T) {
 			if !hasLogSyncs && !strings.Contains(tg.Info().Settings["missing_evidence"], "Innodb_os_log_fsyncs") {
 				t.Errorf("no Innodb_os_log_fsyncs but missing_evidence = %q", tg.Info().Settings["missing_evidence"])
 			}
+			if _, ok := s1.Counters[target.CtrCommits]; ok || !strings.Contains(tg.Info().Settings["missing_evidence"], "commits (Com_commit") {
+				t.Errorf("commits counter present %v, missing_evidence = %q: want it absent and explained", ok, tg.Info().Settings["missing_evidence"])
+			}
 			syncs[mode] = d[syncKey]
 			t.Logf("%s (%s): %d inserts in %v: %s %+.0f, log_syncs present %v, log_writes %+.0f, log_bytes %+.0f (%.0f B/insert), data_writes %+.0f, data_bytes_write %+.0f, commits %+.0f, mysql.handler_commit %+.0f, mysql.com_insert %+.0f",
 				mode, tg.Info().Version, n, elapsed.Round(time.Millisecond), syncKey, d[syncKey], hasLogSyncs,

@@ -184,10 +184,13 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	err = t.admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_os_log_fsyncs'").Scan(&name, &value)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		info.Settings["missing_evidence"] = "Innodb_os_log_fsyncs (log fsyncs are counted in Innodb_data_fsyncs)"
+		noteMissing(info.Settings, "Innodb_os_log_fsyncs (log fsyncs are counted in Innodb_data_fsyncs)")
 	case err != nil:
 		return fmt.Errorf("mysql: read status: %w", err)
 	}
+	// See counters (sample.go): no status variable counts the commits of
+	// autocommit statements alone.
+	noteMissing(info.Settings, "commits (Com_commit counts COMMIT statements, not autocommit ones)")
 	if strings.Contains(strings.ToLower(info.Version), "mariadb") {
 		info.Settings["flavor"] = "mariadb"
 	} else {
