@@ -278,6 +278,8 @@ func TestBadInput(t *testing.T) {
 		{"empty sqlite path", []string{"run", "single-inserts", "--db", "sqlite:", "--ops", "1"}, ExitUsage, "no file path"},
 		{"db directory missing", []string{"run", "single-inserts", "--db", "sqlite:" + filepath.Join(dir, "no", "such", "x.db"), "--ops", "1"}, ExitUsage, "does not exist"},
 		{"out not writable", []string{"run", "single-inserts", "--db", db, "--ops", "1", "--out", filepath.Join(notDir, "sub")}, ExitUsage, "--out"},
+		{"out file under a file", []string{"run", "single-inserts", "--db", db, "--ops", "1", "--out", filepath.Join(notDir, "r.json")}, ExitUsage, "--out"},
+		{"empty out", []string{"run", "single-inserts", "--db", db, "--ops", "1", "--out", ""}, ExitUsage, "--out is empty"},
 		{"zero threads", []string{"run", "single-inserts", "--db", db, "-c", "0"}, ExitUsage, "--threads must be at least 1"},
 		{"negative threads", []string{"run", "single-inserts", "--db", db, "-c", "-3"}, ExitUsage, "--threads must be at least 1"},
 		{"zero duration", []string{"run", "single-inserts", "--db", db, "-T", "0"}, ExitUsage, "--duration must be positive"},

@@ -332,6 +332,9 @@ const outUsage = "directory for the JSON result (file named after the run), or t
 // checkOutDir fails early when the result could not be written: out is a
 // directory, or a result file ending in .json (report.OutFile).
 func checkOutDir(out string) error {
+	if out == "" {
+		return usagef("--out is empty: give a directory or a file name ending in .json")
+	}
 	dir := out
 	if report.OutFile(out) {
 		dir = filepath.Dir(out)
