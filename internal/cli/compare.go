@@ -13,12 +13,13 @@ func (e *env) compareCmd() *cobra.Command {
 	var html bool
 	var out string
 	cmd := &cobra.Command{
-		Use:   "compare A.json B.json [C.json...] [flags]",
+		Use:   "compare A.json B.json [C.json...] | DIR [flags]",
 		Short: "Compare results side by side: headline figures, per-request costs, spread, predictions",
 		Long: `compare prints the headline figures (requests/s, rows/s, latency, errors, late %)
 and the per-request server costs (log bytes and syncs, data reads and writes,
 commits, CPU) of each result side by side, with each change against the first
-result (the baseline). When results were repeated (--repeat), a change is
+result (the baseline); a directory stands for the results in it, in name
+order (for files named by run, the order they were run in). When results were repeated (--repeat), a change is
 marked "beyond spread" when it exceeds the run-to-run spread at 95% (Welch
 t-test when both are repeated, else the repeats' 95% prediction interval), and
 "within spread" otherwise. Repeated results show their means.
@@ -31,10 +32,11 @@ measured one (requests/s of the second ÷ the first).
 report, as one self-contained HTML file (-o, default compare.html).`,
 		Example: `  ceiling compare results/full.json results/relaxed.json
   ceiling compare base.json tuned.json --html -o tuned.html
-  ceiling compare run1.json run2.json run3.json`,
+  ceiling compare run1.json run2.json run3.json
+  ceiling compare results/                        # every result there, oldest first`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usagef("compare needs at least two result files, got %d", len(args))
+			if len(args) == 0 {
+				return usagef("compare needs at least two result files (or a directory holding them)")
 			}
 			return nil
 		},
@@ -45,6 +47,9 @@ report, as one self-contained HTML file (-o, default compare.html).`,
 			ins, err := readInputs(args)
 			if err != nil {
 				return err
+			}
+			if len(ins) < 2 {
+				return usagef("compare needs at least two result files, got %d", len(ins))
 			}
 			if err := htmlreport.Compare(ins).WriteText(e.stdout); err != nil {
 				return err

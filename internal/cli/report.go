@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +19,7 @@ func (e *env) reportCmd() *cobra.Command {
 	var out, csvDir string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "report RESULT.json... [flags]",
+		Use:   "report RESULT.json|DIR... [flags]",
 		Short: "Write a self-contained HTML report (charts, verdict, tables) of one or more results",
 		Long: `report writes one HTML file that works offline (no external scripts, fonts or
 images): the test definition and target, the verdict with its evidence, the
@@ -27,18 +29,21 @@ categories), the ramp (requested vs achieved rate with late %), and the
 repeats with their mean and spread.
 
 With several results, the report starts with their comparison (the first is
-the baseline), as ceiling compare --html does, then each result in turn.
+the baseline), as ceiling compare --html does, then each result in turn. A
+directory stands for the results in it, in name order (for files named by
+run, the order they were run in).
 
 --csv DIR writes each result's per-interval, per-step and per-run series as
 CSV files; --json prints a compact summary of each result for scripts. With
 either of them, no HTML is written unless -o is given.`,
 		Example: `  ceiling report results/*.json -o report.html
+  ceiling report results                                  # every result in the directory
   ceiling report results/20240101-120000-single-inserts-sqlite.json
   ceiling report run.json --csv series/
   ceiling report results/*.json --json | jq '.[].requests_per_sec'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("report needs at least one result file (e.g. ceiling report results/*.json)")
+				return usagef("report needs at least one result file or directory (e.g. ceiling report results/*.json)")
 			}
 			return nil
 		},
@@ -88,15 +93,57 @@ either of them, no HTML is written unless -o is given.`,
 	return cmd
 }
 
-// readInputs reads the result files, naming the first that is not one.
+// readInputs reads the result files, naming the first that is not one. A
+// directory stands for the results in it (its *.json files that are
+// ceiling results, in name order, which for run-named results is the order
+// they were run in); one without any is an error.
 func readInputs(paths []string) ([]htmlreport.Input, error) {
 	ins := make([]htmlreport.Input, 0, len(paths))
 	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirIns, err := readResultDir(p)
+			if err != nil {
+				return nil, err
+			}
+			ins = append(ins, dirIns...)
+			continue
+		}
 		r, err := readResultFile(p)
 		if err != nil {
 			return nil, err
 		}
 		ins = append(ins, htmlreport.Input{Path: p, Result: r})
+	}
+	return ins, nil
+}
+
+// readResultDir reads the ceiling results among dir's *.json files (other
+// JSON, such as a profile-host file, is passed over).
+func readResultDir(dir string) ([]htmlreport.Input, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, usagef("results directory %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	var ins []htmlreport.Input
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.IsDir() {
+			continue
+		}
+		r, err := readResultFile(f)
+		if err != nil {
+			var probe struct {
+				Schema string `json:"schema"`
+			}
+			if b, rerr := os.ReadFile(f); rerr == nil && json.Unmarshal(b, &probe) == nil && !strings.HasPrefix(probe.Schema, "ceiling.result/") {
+				continue // JSON, but not a result of any version
+			}
+			return nil, err
+		}
+		ins = append(ins, htmlreport.Input{Path: f, Result: r})
+	}
+	if len(ins) == 0 {
+		return nil, usagef("results directory %s holds no ceiling result (*.json)", dir)
 	}
 	return ins, nil
 }

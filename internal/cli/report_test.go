@@ -129,3 +129,60 @@ func TestCompareCmd(t *testing.T) {
 		t.Errorf("--html: %v", err)
 	}
 }
+
+// TestResultDirectory: a directory given to compare or report stands for
+// the ceiling results in it, in name order; other JSON there is passed
+// over; a directory without results is a one-line usage error.
+func TestResultDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Name order puts full first, whatever the order of creation.
+	copyFile(fxRelaxed, "20240102-relaxed.json")
+	copyFile(fxFull, "20240101-full.json")
+	if err := os.WriteFile(filepath.Join(dir, "host.json"), []byte(`{"name": "this-host", "cores": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, ctx, "compare", dir)
+	if code != 0 {
+		t.Fatalf("compare DIR: exit %d: %s", code, errs)
+	}
+	a, b := strings.Index(out, "A  "+filepath.Join(dir, "20240101-full.json")), strings.Index(out, "B  "+filepath.Join(dir, "20240102-relaxed.json"))
+	if a < 0 || b < a || strings.Contains(out, "host.json") || !strings.Contains(out, "durability full → relaxed") {
+		t.Fatalf("compare DIR: want full as A, relaxed as B, host.json left out:\n%s", out)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs = runCLI(t, ctx, "report", dir, fxRamp, "-o", html)
+	if code != 0 || !strings.Contains(out, "report of 3 result(s)") {
+		t.Fatalf("report DIR FILE: exit %d: %s%s", code, out, errs)
+	}
+
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "host.json"), []byte(`{"name": "this-host"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report", empty}, {"compare", empty}} {
+		code, _, errs := runCLI(t, ctx, args...)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "holds no ceiling result") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying the directory holds no result", args, code, errs)
+		}
+	}
+	// A broken file among the results is named, not passed over.
+	if err := os.WriteFile(filepath.Join(dir, "20240103-broken.json"), []byte(`{"schema": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, ctx, "compare", dir); code != ExitUsage || !strings.Contains(errs, "20240103-broken.json") {
+		t.Errorf("broken file in DIR: exit %d, stderr %q", code, errs)
+	}
+}
