@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,13 +98,27 @@ func blockSize(settings map[string]string) float64 {
 	return bs
 }
 
-// missing says, for Info, which evidence this server cannot give.
+// viewGives says, for missing_evidence, what a statistics view that the
+// server lacks would have given.
+var viewGives = map[string]string{
+	"pg_stat_wal":          "PostgreSQL 14+: WAL records, bytes, writes and syncs",
+	"pg_stat_checkpointer": "PostgreSQL 17+: checkpoints",
+	"pg_stat_io":           "PostgreSQL 16+: data-file syncs, reads and writes by backend type",
+}
+
+// missing says, for Info, which evidence this server cannot give. A
+// server before 17 counts its checkpoints in pg_stat_bgwriter, so the
+// missing pg_stat_checkpointer is then not mentioned.
 func (p *probe) missing(settings map[string]string) string {
 	var m []string
 	for _, v := range statViews {
-		if len(p.cols[v]) == 0 {
-			m = append(m, v)
+		if len(p.cols[v]) > 0 || v == "pg_stat_checkpointer" && slices.Contains(p.cols["pg_stat_bgwriter"], "checkpoints_timed") {
+			continue
 		}
+		if g := viewGives[v]; g != "" {
+			v += " (" + g + ")"
+		}
+		m = append(m, v)
 	}
 	if settings["track_wal_io_timing"] != "on" {
 		m = append(m, "WAL write/sync times (track_wal_io_timing is off)")

@@ -105,3 +105,30 @@ func TestCountersPG18(t *testing.T) {
 		t.Errorf("counter %s present with track_wal_io_timing off, want absent", target.CtrLogSyncMs)
 	}
 }
+
+// TestMissingViews: what a server lacks is named with what it would have
+// given; before 17 the checkpoints come from pg_stat_bgwriter, so the
+// absent pg_stat_checkpointer is not reported.
+func TestMissingViews(t *testing.T) {
+	pg15 := &probe{cols: map[string][]string{
+		"pg_stat_wal": {"wal_records"}, "pg_stat_database": {"xact_commit"}, "pg_stat_bgwriter": {"checkpoints_timed", "buffers_clean"},
+	}}
+	got := pg15.missing(map[string]string{"track_wal_io_timing": "off"})
+	want := "pg_stat_io (PostgreSQL 16+: data-file syncs, reads and writes by backend type), WAL write/sync times (track_wal_io_timing is off)"
+	if got != want {
+		t.Errorf("PostgreSQL 15: %q, want %q", got, want)
+	}
+	pg13 := &probe{cols: map[string][]string{"pg_stat_database": {"xact_commit"}, "pg_stat_bgwriter": {"buffers_clean"}}}
+	got = pg13.missing(map[string]string{"track_wal_io_timing": "on"})
+	want = "pg_stat_wal (PostgreSQL 14+: WAL records, bytes, writes and syncs), pg_stat_checkpointer (PostgreSQL 17+: checkpoints), pg_stat_io (PostgreSQL 16+: data-file syncs, reads and writes by backend type)"
+	if got != want {
+		t.Errorf("without checkpoint counters: %q, want %q", got, want)
+	}
+	pg17 := &probe{cols: map[string][]string{
+		"pg_stat_wal": {"wal_records"}, "pg_stat_database": {"xact_commit"}, "pg_stat_bgwriter": {"buffers_clean"},
+		"pg_stat_checkpointer": {"num_timed"}, "pg_stat_io": {"reads"},
+	}}
+	if got := pg17.missing(map[string]string{"track_wal_io_timing": "on"}); got != "" {
+		t.Errorf("PostgreSQL 17 with timing: %q, want nothing", got)
+	}
+}
