@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceiling-db/ceiling/internal/hostprof"
 	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
@@ -228,5 +229,64 @@ func TestRunProbeFlags(t *testing.T) {
 	}
 	if strings.Contains(stdout, "fsync probe") {
 		t.Fatalf("--no-probe printed a probe line")
+	}
+}
+
+// TestProbeOnLogFileSystem: the flush probe for a local server goes where
+// the server's log is (here a tmpfs temporary directory is passed over for
+// the --out directory), and a probe the user put on another file system is
+// recorded as such and left out of the verdict.
+func TestProbeOnLogFileSystem(t *testing.T) {
+	dsn := serverDSN(t, testenv.MySQLEnv)
+	shm := "/dev/shm"
+	out := t.TempDir()
+	if same, known := hostprof.SameDevice(shm, out); !known || same {
+		t.Skipf("%s is not a file system apart from %s here (same %v, known %v)", shm, out, same, known)
+	}
+	run := func(args ...string) map[string]any {
+		file := filepath.Join(out, fmt.Sprintf("r%d.json", len(args)))
+		code, stdout, stderr := runCLI(t, context.Background(), append([]string{"run", "single-inserts", "--db", dsn,
+			"--durability", "full", "--ops", "2000", "--out", file}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw map[string]any
+		if err := jsonUnmarshal(b, &raw); err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	logDir := func(raw map[string]any) string { s, _ := raw["target"].(map[string]any)["log_dir"].(string); return s }
+
+	shmTmp, err := os.MkdirTemp(shm, "ceiling-test-")
+	if err != nil {
+		t.Skipf("cannot write in %s: %v", shm, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shmTmp) })
+	t.Setenv("TMPDIR", shmTmp)
+	raw := run()
+	host, _ := raw["host"].(map[string]any)
+	if ld := logDir(raw); ld == "" {
+		t.Fatalf("no target.log_dir: %v", raw["target"])
+	} else if same, known := sameFS(out, ld); !known || !same {
+		t.Skipf("the --out directory %s is not on the log's file system (%s) either", out, ld)
+	}
+	if host == nil || host["dir"] != out || host["same_fs_as_log"] != true {
+		t.Fatalf("TMPDIR on %s: probe %v, want it in the --out directory %s on the log's file system", shm, host, out)
+	}
+
+	raw = run("--probe-dir", shmTmp)
+	host, _ = raw["host"].(map[string]any)
+	if host == nil || host["dir"] != shmTmp || host["same_fs_as_log"] != false || !strings.Contains(host["note"].(string), "not on the file system of the server's log") {
+		t.Fatalf("--probe-dir %s: probe %v, want it marked as another file system", shmTmp, host)
+	}
+	for _, r := range raw["verdict"].(map[string]any)["rules"].([]any) {
+		if rule := r.(map[string]any); rule["name"] == "commit-flush" && strings.Contains(rule["why"].(string), "fsync probe of") {
+			t.Fatalf("the verdict used a probe on another file system: %v", rule)
+		}
 	}
 }

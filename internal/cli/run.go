@@ -134,8 +134,13 @@ Unix socket, localhost or a loopback address), ceiling first times 200
 writes of 4 KiB + fdatasync of a file in --probe-dir (result key "host").
 Where the server times neither its log syncs nor its log-IO waits, the
 verdict estimates the commit-flush share from that probe: syncs per request
-× the probe's mean latency ÷ the mean request time. Point --probe-dir at the
-server's log device for a better estimate; --no-probe skips it.`,
+× the probe's mean latency ÷ the mean request time. By default the probe
+writes next to the SQLite file, or, for a server that names its log
+directory (PostgreSQL: to a superuser), in the temporary directory or the
+--out directory, whichever is on the log's file system; a probe known to be
+on another file system (a tmpfs /tmp) is not used for the estimate. Point
+--probe-dir at the server's log device for a better estimate; --no-probe
+skips it.`,
 		Example: fmt.Sprintf(`  ceiling run %[1]s
   ceiling run %[1]s -c 4 -T 20s
   ceiling run %[1]s --ops 10000 --durability full
@@ -180,7 +185,7 @@ server's log device for a better estimate; --no-probe skips it.`,
 	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step (bulk-load --batches: default 10s)")
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "with --rates: warm-up at each step's rate before measuring it")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
-	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+"); put it on the server's log device")
+	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+" or --out, whichever is on the server's log file system); put it on the server's log device")
 	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the fsync probe of a local server's host")
 	w.Flags(fs)
 	if _, ok := w.(workload.Isolator); ok {
@@ -474,7 +479,7 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 
 	info := t.Info()
 	if *host == nil && info.Local && !f.noProbe {
-		*host = e.probeHost(ctx, t, f.probeDir)
+		*host = e.probeHost(ctx, t, f.probeDir, f.out)
 	}
 	var plan string
 	if cfg.Rate > 0 || len(cfg.Steps) > 0 {
@@ -521,13 +526,15 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 const probeRuns = 200
 
 // probeHost times the flush latency of this host's storage in dir (by
-// default the SQLite file's directory, else the temporary directory) and
-// prints one line. A failed probe is reported and gives nil: the run goes on.
-func (e *env) probeHost(ctx context.Context, t target.Target, dir string) *report.Host {
+// default the SQLite file's directory, else see defaultProbeDir) and prints
+// one line. A failed probe is reported and gives nil: the run goes on.
+func (e *env) probeHost(ctx context.Context, t target.Target, dir, out string) *report.Host {
 	if dir == "" {
 		dir = os.TempDir()
 		if p, ok := t.(interface{ Path() string }); ok {
 			dir = filepath.Dir(p.Path())
+		} else if logDir := t.Info().LogDir; logDir != "" {
+			dir = defaultProbeDir(logDir, out)
 		}
 	}
 	r, err := hostprof.FsyncProbe(ctx, dir, probeRuns)
@@ -544,7 +551,47 @@ func (e *env) probeHost(ctx context.Context, t target.Target, dir string) *repor
 	}
 	fmt.Fprintf(e.stdout, "fsync probe (%d × 4 KiB write+%s in %s): p50 %.3f ms, p99 %.3f ms, mean %.3f ms, %.0f/s — an estimate of the device's flush latency\n",
 		r.N, r.SyncCallName, dir, r.P50Ms, r.P99Ms, r.MeanMs, r.SyncsPerSec)
+	if logDir := t.Info().LogDir; logDir != "" {
+		if same, known := sameFS(dir, logDir); known {
+			h.SameFSAsLog = &same
+			if !same {
+				msg := fmt.Sprintf("%s is not on the file system of the server's log (%s), so the verdict does not use this probe: --probe-dir on that file system gives an estimate", dir, logDir)
+				h.Note += "; " + msg
+				fmt.Fprintf(e.stdout, "note: %s\n", msg)
+			}
+		}
+	}
 	return h
+}
+
+// sameFS says whether dir is on the file system of the server's log
+// directory; known is false when that cannot be told. Without the right to
+// look inside the server's directory, the directory that holds the log's
+// is the next best.
+func sameFS(dir, logDir string) (same, known bool) {
+	if same, known = hostprof.SameDevice(dir, logDir); known {
+		return same, known
+	}
+	return hostprof.SameDevice(dir, filepath.Dir(logDir))
+}
+
+// defaultProbeDir picks the probe's directory for a local server whose log
+// is in logDir: the temporary directory, or else ceiling's own --out
+// directory, whichever is on the log's file system (a tmpfs /tmp is not);
+// the temporary directory when neither is, or it cannot be told.
+func defaultProbeDir(logDir, out string) string {
+	tmp := os.TempDir()
+	if same, known := sameFS(tmp, logDir); !known || same {
+		return tmp
+	}
+	outDir := out
+	if report.OutFile(out) {
+		outDir = filepath.Dir(out)
+	}
+	if same, known := sameFS(outDir, logDir); known && same {
+		return outDir
+	}
+	return tmp
 }
 
 func round3(v float64) float64 { return math.Round(v*1e4) / 1e4 }

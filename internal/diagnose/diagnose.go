@@ -357,7 +357,7 @@ func CommitFlushRule(f Figures) Candidate {
 		how = fmt.Sprintf("%.2f %s per commit, sync latency estimated from a local fsync probe of %.3f ms, ≈ %.0f%% of each request's time (%.3f ms)",
 			perCommit, syncWord(f), *f.DeviceSyncMs, 100*math.Min(share, 1), reqMs)
 	default:
-		c.Why = fmt.Sprintf("not applicable: %.2f %s per commit but neither the sync latency, the wait times nor a local fsync probe were measured", perCommit, syncWord(f))
+		c.Why = fmt.Sprintf("not applicable: %.2f %s per commit but neither the sync latency, the wait times nor a local fsync probe (on the log's file system) were measured", perCommit, syncWord(f))
 		return c
 	}
 	if cpuMs, ok := serverCPUPerReqMs(f); estimated && okReq && ok && share*reqMs > reqMs-cpuMs {

@@ -3,6 +3,8 @@ package hostprof
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -64,5 +66,20 @@ func TestQuantileAndCores(t *testing.T) {
 	}
 	if Cores() < 1 {
 		t.Fatal("no cores")
+	}
+}
+
+func TestSameDevice(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	if same, known := SameDevice(a, b); !known || !same {
+		t.Errorf("two temporary directories: same %v, known %v; want the same file system", same, known)
+	}
+	if _, known := SameDevice(a, filepath.Join(a, "no-such-dir")); known {
+		t.Error("a missing path: known, want unknown")
+	}
+	if runtime.GOOS == "linux" {
+		if same, known := SameDevice(a, "/proc/self"); !known || same {
+			t.Errorf("a temporary directory and /proc: same %v, known %v; want different file systems", same, known)
+		}
 	}
 }

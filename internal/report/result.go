@@ -289,6 +289,9 @@ type Host struct {
 	N            int         `json:"n"`
 	Dir          string      `json:"dir"`
 	Note         string      `json:"note"`
+	// SameFSAsLog says whether Dir is on the file system of the server's
+	// log directory (target.log_dir); nil when that could not be told.
+	SameFSAsLog *bool `json:"same_fs_as_log,omitempty"`
 }
 
 // HostLatency is the latency of one 4 KiB write + fdatasync, ms.

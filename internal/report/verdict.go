@@ -127,10 +127,14 @@ func fillInProcess(f *diagnose.Figures, engine string, closed bool, secs float64
 	f.WaitMs[diagnose.WaitCPU] = max(total-sum, 0)
 }
 
-// deviceSync is the mean latency of the host's flush probe, or nil.
+// deviceSync is the mean latency of the host's flush probe, or nil: no
+// probe, or one known to be on another file system than the server's log.
 func deviceSync(res *Result) *float64 {
 	if res.Host == nil || res.Host.FsyncMs.Mean <= 0 {
 		return nil
+	}
+	if res.Host.SameFSAsLog != nil && !*res.Host.SameFSAsLog {
+		return nil // measured another file system than the log's (a tmpfs /tmp)
 	}
 	return f64(res.Host.FsyncMs.Mean)
 }

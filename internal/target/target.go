@@ -85,6 +85,10 @@ type Info struct {
 	Local      bool              `json:"local"`
 	Durability DurabilityInfo    `json:"durability"`
 	Settings   map[string]string `json:"settings,omitempty"` // relevant server settings at open
+	// LogDir is the directory of the server's transaction log as the
+	// server names it (a path on the server's host), from its settings;
+	// empty when the server does not say (e.g. without the privilege).
+	LogDir string `json:"log_dir,omitempty"`
 }
 
 // DurabilityInfo records the durability setting before, during and after a run.

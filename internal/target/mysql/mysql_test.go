@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,7 +183,12 @@ func TestOpenInfo(t *testing.T) {
 	if d := tg.Dialect(); d != (target.Dialect{Engine: "mysql", Prefix: "ceiling_"}) {
 		t.Errorf("Dialect = %+v", d)
 	}
-	t.Logf("version %s; settings %v", info.Version, info.Settings)
+	// datadir is readable by any user: the redo log's directory is known.
+	if info.Settings["datadir"] == "" || info.LogDir == "" || !path.IsAbs(info.LogDir) {
+		t.Errorf("datadir %q, innodb_log_group_home_dir %q: LogDir %q, want an absolute directory",
+			info.Settings["datadir"], info.Settings["innodb_log_group_home_dir"], info.LogDir)
+	}
+	t.Logf("version %s; log directory %q; settings %v", info.Version, info.LogDir, info.Settings)
 }
 
 func TestTableRoundTrip(t *testing.T) {

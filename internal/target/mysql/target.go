@@ -32,6 +32,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,7 @@ var settingNames = []string{
 	"innodb_flush_method", "innodb_doublewrite", "innodb_io_capacity",
 	"max_connections", "performance_schema", "version_comment",
 	"innodb_page_size", "max_prepared_stmt_count", "transaction_isolation", "tx_isolation",
+	"datadir", "innodb_log_group_home_dir",
 }
 
 // myTarget implements target.Target and target.Sampler.
@@ -188,6 +190,7 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("mysql: read status: %w", err)
 	}
+	info.LogDir = logDir(info.Settings["datadir"], info.Settings["innodb_log_group_home_dir"])
 	// See counters (sample.go): no status variable counts the commits of
 	// autocommit statements alone.
 	noteMissing(info.Settings, "commits (Com_commit counts COMMIT statements, not autocommit ones)")
@@ -397,4 +400,16 @@ func (e *openError) Unwrap() error { return e.err }
 // oneLine folds a multi-line message into one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.TrimSpace(s)), " ")
+}
+
+// logDir is the redo log's directory: innodb_log_group_home_dir, relative
+// to datadir unless absolute (its default is "./", the data directory).
+func logDir(datadir, home string) string {
+	if path.IsAbs(home) {
+		return path.Clean(home)
+	}
+	if datadir == "" {
+		return ""
+	}
+	return path.Join(datadir, home)
 }

@@ -281,3 +281,17 @@ func TestServerPID(t *testing.T) {
 		}
 	}
 }
+
+func TestLogDir(t *testing.T) {
+	for _, c := range []struct{ datadir, home, want string }{
+		{"/var/lib/mysql/", "./", "/var/lib/mysql"},
+		{"/var/lib/mysql/", "", "/var/lib/mysql"},
+		{"/var/lib/mysql", "redo", "/var/lib/mysql/redo"},
+		{"/var/lib/mysql/", "/fast/log/", "/fast/log"},
+		{"", "./", ""},
+	} {
+		if got := logDir(c.datadir, c.home); got != c.want {
+			t.Errorf("logDir(%q, %q) = %q, want %q", c.datadir, c.home, got, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,7 +179,15 @@ func TestOpenInfo(t *testing.T) {
 	if v, _ := strconv.Atoi(info.Settings["server_version_num"]); v < 160000 && !strings.Contains(info.Settings["missing_evidence"], "pg_stat_io") {
 		t.Errorf("server %d has no pg_stat_io but missing_evidence = %q", v, info.Settings["missing_evidence"])
 	}
-	t.Logf("version %s; settings %v", info.Version, info.Settings)
+	// The log directory comes from data_directory, which superusers see.
+	if super := queryString(t, connect(t, tg), "SELECT current_setting('is_superuser')"); super == "on" {
+		if d := info.Settings["data_directory"]; d == "" || info.LogDir != path.Join(d, "pg_wal") {
+			t.Errorf("superuser: data_directory %q, LogDir %q; want LogDir = data_directory/pg_wal", d, info.LogDir)
+		}
+	} else if info.LogDir != "" {
+		t.Errorf("not a superuser, yet LogDir %q", info.LogDir)
+	}
+	t.Logf("version %s; log directory %q; settings %v", info.Version, info.LogDir, info.Settings)
 }
 
 func TestTableRoundTrip(t *testing.T) {

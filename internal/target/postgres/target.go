@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +61,7 @@ var settingNames = []string{
 	"track_io_timing", "shared_buffers", "max_connections", "checkpoint_timeout",
 	"max_wal_size", "full_page_writes", "wal_level", "commit_delay",
 	"wal_writer_delay", "synchronous_standby_names", "block_size",
-	"server_version_num",
+	"server_version_num", "data_directory",
 }
 
 // closeTimeout bounds how long closing a connection may take; Conn.Close
@@ -209,6 +210,10 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 	}
 	if _, ok := info.Settings["synchronous_commit"]; !ok {
 		return info, errors.New("postgres: server has no synchronous_commit setting")
+	}
+	// data_directory is shown to superusers and pg_read_all_settings only.
+	if d := info.Settings["data_directory"]; d != "" {
+		info.LogDir = path.Join(d, "pg_wal")
 	}
 	return info, nil
 }
