@@ -567,7 +567,8 @@ func (e *env) probeHost(ctx context.Context, t target.Target, dir, out string) *
 // sameFS says whether dir is on the file system of the server's log
 // directory; known is false when that cannot be told. Without the right to
 // look inside the server's directory, the directory that holds the log's
-// is the next best.
+// is the next best (a pg_wal linked to another disk then goes unseen; a
+// tmpfs /tmp against a data directory on disk is still told apart).
 func sameFS(dir, logDir string) (same, known bool) {
 	if same, known = hostprof.SameDevice(dir, logDir); known {
 		return same, known
