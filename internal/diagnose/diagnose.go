@@ -689,6 +689,15 @@ func ClientRule(f Figures) Candidate {
 		return c
 	}
 	c.Why = c.Evidence[0]
+	machine := (f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU) || (f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms)
+	if !machine && len(c.Suggestions) > 0 {
+		// Only the per-worker test matched and ceiling has cores to
+		// spare: each worker's own request-making, serial with the
+		// server's work, sets the pace, not the machine it runs on.
+		c.Evidence = append(c.Evidence, fmt.Sprintf("ceiling's cores are not all busy (%.0f%% of %d): more workers use them, a bigger client machine would not help",
+			*f.ClientCPUPct, f.ClientCores))
+		return c
+	}
 	c.Evidence = append(c.Evidence, "the figures may understate the database")
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "run ceiling on another (bigger) machine, or shard the load over several clients"})
 	return c

@@ -367,3 +367,22 @@ func TestCommitFlushWaitShareBound(t *testing.T) {
 		t.Fatalf("%s %q %+v", v.Bottleneck, v.Evidence, v.Suggestions)
 	}
 }
+
+// TestClientSpareCores: a single worker that keeps the sessions waiting
+// while ceiling has cores to spare is told to add workers, not to move to a
+// bigger machine; a client at its cores' limit is told the figures may
+// understate the database.
+func TestClientSpareCores(t *testing.T) {
+	waits := map[string]float64{WaitClient: 49, WaitCPU: 25, WaitLog: 26}
+	c := ClientRule(Figures{Threads: 1, ClientCores: 2, ClientCPUPct: p(27), WaitMs: waits})
+	ev := strings.Join(c.Evidence, "|")
+	if !c.Matched || !strings.Contains(ev, "ceiling's cores are not all busy (27% of 2)") || strings.Contains(ev, "understate") ||
+		len(c.Suggestions) != 1 || !strings.HasPrefix(c.Suggestions[0].Action, "2 threads") {
+		t.Fatalf("spare cores: %+v", c)
+	}
+	c = ClientRule(Figures{Threads: 2, ClientCores: 2, ClientCPUPct: p(90), WaitMs: waits})
+	ev = strings.Join(c.Evidence, "|")
+	if !c.Matched || !strings.Contains(ev, "understate") || !strings.Contains(c.Suggestions[len(c.Suggestions)-1].Action, "bigger") {
+		t.Fatalf("busy client: %+v", c)
+	}
+}
