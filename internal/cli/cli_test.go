@@ -188,6 +188,9 @@ func TestInsertsDeletesMixAndVolume(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	r, _ := readResult(t, out)
+	if !strings.Contains(stdout, "n/a commits") || !strings.Contains(stdout, "\n  n/a: not available from sqlite: commits (SQLite keeps no commit counter)") {
+		t.Errorf("the n/a commits are not explained:\n%s", stdout)
+	}
 	ins, del := r.Summary.ByOp["insert"], r.Summary.ByOp["delete"]
 	total := ins.Requests + del.Requests
 	if total < 100 || total != r.Summary.Requests {

@@ -222,7 +222,7 @@ func PrintSummary(w io.Writer, r *Result) {
 		opt(c.LogBytesPerOp, "%.0f"), opt(c.LogSyncsPerOp, "%.3f"), opt(c.LogWritesPerOp, "%.3f"), opt(c.DataReadsPerOp, "%.3f"),
 		opt(c.DataWritesPerOp, "%.3f"), opt(c.DataSyncsPerOp, "%.3f"), opt(c.CommitsPerOp, "%.3f"), opt(c.CPUusPerOp, "%.0f"))
 	if m := r.Target.Settings["missing_evidence"]; m != "" && c.anyMissing() {
-		fmt.Fprintf(w, "  n/a: not given by this server: %s\n", m)
+		fmt.Fprintf(w, "  n/a: not available from %s: %s\n", r.Target.Engine, m)
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
 		fmt.Fprintf(w, "server evidence incomplete: %s\n", oneLine(r.Evidence.Error))

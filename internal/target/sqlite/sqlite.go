@@ -143,7 +143,9 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	}
 	t.info = target.Info{
 		Engine: "sqlite", Version: t.version, DSN: "sqlite:" + abs, Local: true, Durability: d,
-		Settings: map[string]string{"journal_mode": "wal", "busy_timeout_ms": fmt.Sprint(BusyTimeout.Milliseconds()), "vfs": vfs.Name},
+		Settings: map[string]string{"journal_mode": "wal", "busy_timeout_ms": fmt.Sprint(BusyTimeout.Milliseconds()), "vfs": vfs.Name,
+			"missing_evidence": "commits (SQLite keeps no commit counter), server CPU (the engine runs inside ceiling: its CPU is the load generator's)"},
+		LogDir: filepath.Dir(abs),
 	}
 	t.schema = &schema{t: t}
 	return t, nil
