@@ -386,3 +386,34 @@ func TestClientSpareCores(t *testing.T) {
 		t.Fatalf("busy client: %+v", c)
 	}
 }
+
+// TestCommitFlushWaitsAndProbe: with both a sampled log-IO share and a
+// local fsync probe, the larger estimate is taken (then capped by the CPU
+// bound), and the evidence names both.
+func TestCommitFlushWaitsAndProbe(t *testing.T) {
+	// PostgreSQL, 2 s at one connection: 31% sampled, the probe's 0.088 ms
+	// is 65% of a 0.135 ms request, 0.064 ms of it on the server's CPU.
+	f := Figures{Scope: "run", Threads: 1, Requests: 14700, RequestsPerSec: p(7374), MeanLatencyMs: p(0.135),
+		SyncsPerReq: p(1), CommitsPerReq: p(1), DeviceSyncMs: p(0.088), ServerCPUCores: p(0.064 * 7374 / 1000),
+		WaitMs: map[string]float64{WaitLog: 31, WaitClient: 41, WaitCPU: 28}}
+	v := Diagnose(f)
+	if v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "local fsync probe of 0.088 ms, ≈ 65% of each request's time (0.135 ms) (sampled log-IO waits: 31%), but the server's CPU takes 0.064 ms") {
+		t.Fatalf("probe above the sampled share: %s %q", v.Bottleneck, v.Evidence)
+	}
+	if g := *v.Suggestions[0].PredictedGain; math.Abs(g-0.135/0.064) > 0.01 {
+		t.Fatalf("predicted gain %.2f, want %.2f (the CPU bound)", g, 0.135/0.064)
+	}
+	// The sampled share above the probe's wins.
+	f.WaitMs = map[string]float64{WaitLog: 45, WaitClient: 30, WaitCPU: 25}
+	f.DeviceSyncMs = p(0.03) // 22%
+	v = Diagnose(f)
+	if v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "log-IO waits are 45% of the sessions' time") {
+		t.Fatalf("sampled share above the probe: %s %q", v.Bottleneck, v.Evidence)
+	}
+	// No log-IO waits sampled (MariaDB's uninstrumented redo log): the probe.
+	f.WaitMs = map[string]float64{WaitOther: 90, WaitClient: 10}
+	f.DeviceSyncMs = p(0.088)
+	if v := Diagnose(f); v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "fsync probe") || strings.Contains(v.Evidence[0], "sampled log-IO") {
+		t.Fatalf("no log waits: %s %q", v.Bottleneck, v.Evidence)
+	}
+}
