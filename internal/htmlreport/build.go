@@ -295,6 +295,9 @@ func summaryBlocks(r *report.Result) []Block {
 		costs = append(costs, []string{c.label, opt(c.get(r.Costs))})
 	}
 	blocks = append(blocks, Block{Table: &Table{Caption: "Server cost per request (n/a: the server does not give the counter)", Head: []string{"cost", "per request"}, Rows: costs}})
+	if m := r.Target.Settings["missing_evidence"]; m != "" && r.Costs.AnyMissing() {
+		blocks = append(blocks, Block{Note: fmt.Sprintf("n/a: not available from %s: %s", r.Target.Engine, m)})
+	}
 	if len(r.Files) > 0 {
 		var fr [][]string
 		for _, f := range r.Files {

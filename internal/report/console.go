@@ -221,7 +221,7 @@ func PrintSummary(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "\nper-request server cost: log %s bytes, %s log syncs, %s log writes, %s data reads, %s data writes, %s data-file syncs, %s commits, %s µs server CPU\n",
 		opt(c.LogBytesPerOp, "%.0f"), opt(c.LogSyncsPerOp, "%.3f"), opt(c.LogWritesPerOp, "%.3f"), opt(c.DataReadsPerOp, "%.3f"),
 		opt(c.DataWritesPerOp, "%.3f"), opt(c.DataSyncsPerOp, "%.3f"), opt(c.CommitsPerOp, "%.3f"), opt(c.CPUusPerOp, "%.0f"))
-	if m := r.Target.Settings["missing_evidence"]; m != "" && c.anyMissing() {
+	if m := r.Target.Settings["missing_evidence"]; m != "" && c.AnyMissing() {
 		fmt.Fprintf(w, "  n/a: not available from %s: %s\n", r.Target.Engine, m)
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {

@@ -120,7 +120,7 @@ func TestMissingEvidenceLine(t *testing.T) {
 	d, _ = Build(p, r)
 	out.Reset()
 	PrintSummary(&out, d)
-	if d.Costs.anyMissing() || strings.Contains(out.String(), "not available from") {
+	if d.Costs.AnyMissing() || strings.Contains(out.String(), "not available from") {
 		t.Fatalf("every cost given (%+v), yet:\n%s", d.Costs, out.String())
 	}
 }

@@ -164,8 +164,8 @@ type Costs struct {
 	CPUusPerOp *float64 `json:"cpu_us_per_op"`
 }
 
-// anyMissing says whether a per-request cost is not available.
-func (c Costs) anyMissing() bool {
+// AnyMissing says whether a per-request cost is not available.
+func (c Costs) AnyMissing() bool {
 	for _, v := range []*float64{c.LogBytesPerOp, c.LogSyncsPerOp, c.LogWritesPerOp, c.DataReadsPerOp,
 		c.DataWritesPerOp, c.DataSyncsPerOp, c.CommitsPerOp, c.CPUusPerOp} {
 		if v == nil {
