@@ -292,3 +292,35 @@ func TestProbeOnLogFileSystem(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileHostInMemory: profile-host on a memory file system says its
+// figures do not describe a disk, on the console and in the profile; on a
+// disk directory it says nothing of the kind.
+func TestProfileHostInMemory(t *testing.T) {
+	shm := "/dev/shm"
+	if _, ok := hostprof.InMemory(shm); !ok {
+		t.Skipf("%s is not a memory file system here", shm)
+	}
+	for _, c := range []struct {
+		dir    string
+		memory bool
+	}{{shm, true}, {t.TempDir(), false}} {
+		out := filepath.Join(t.TempDir(), "host.json")
+		code, stdout, stderr := runCLI(t, context.Background(), "profile-host", "--dir", c.dir, "--out", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", c.dir, code, stdout, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p map[string]any
+		if err := jsonUnmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(stdout, "warning: "+c.dir+" is on a tmpfs, kept in memory")
+		if warned != c.memory || (p["in_memory"] == "tmpfs") != c.memory {
+			t.Errorf("%s: warning %v, in_memory %v; want both %v\n%s", c.dir, warned, p["in_memory"], c.memory, stdout)
+		}
+	}
+}

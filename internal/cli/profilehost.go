@@ -29,6 +29,9 @@ type hostProfile struct {
 	FsyncsPerSec     float64     `json:"fsyncs_per_sec"`
 	SeqWriteMBPerSec float64     `json:"seq_write_mb_per_sec"`
 	Cores            int         `json:"cores"`
+	// InMemory names the memory file system (tmpfs, ramfs) Dir is on:
+	// its figures then describe memory, not a disk.
+	InMemory string `json:"in_memory,omitempty"`
 }
 
 type hostLatency struct {
@@ -89,6 +92,10 @@ database's log for figures that describe that disk.`, profileHostRuns, profileHo
 			fmt.Fprintf(e.stdout, "  %-34s %10.0f\n", "flushes/s (one writer)", fs.SyncsPerSec)
 			fmt.Fprintf(e.stdout, "  %-34s %10.1f\n", fmt.Sprintf("sequential write MB/s (%d MiB)", profileHostMB), mbps)
 			fmt.Fprintf(e.stdout, "  %-34s %10d\n", "cores", p.Cores)
+			if name, ok := hostprof.InMemory(dir); ok {
+				p.InMemory = name
+				fmt.Fprintf(e.stdout, "warning: %s is on a %s, kept in memory: its flushes never reach a disk, so these figures do not describe one; measure a disk directory with --dir\n", dir, name)
+			}
 			if out == "" {
 				return nil
 			}

@@ -551,14 +551,26 @@ func (e *env) probeHost(ctx context.Context, t target.Target, dir, out string) *
 	}
 	fmt.Fprintf(e.stdout, "fsync probe (%d × 4 KiB write+%s in %s): p50 %.3f ms, p99 %.3f ms, mean %.3f ms, %.0f/s — an estimate of the device's flush latency\n",
 		r.N, r.SyncCallName, dir, r.P50Ms, r.P99Ms, r.MeanMs, r.SyncsPerSec)
+	var same, known bool
 	if logDir := t.Info().LogDir; logDir != "" {
-		if same, known := sameFS(dir, logDir); known {
-			h.SameFSAsLog = &same
-			if !same {
-				msg := fmt.Sprintf("%s is not on the file system of the server's log (%s), so the verdict does not use this probe: --probe-dir on that file system gives an estimate", dir, logDir)
-				h.Note += "; " + msg
-				fmt.Fprintf(e.stdout, "note: %s\n", msg)
-			}
+		same, known = sameFS(dir, logDir)
+	}
+	note := func(msg string) {
+		h.Note += "; " + msg
+		fmt.Fprintf(e.stdout, "note: %s\n", msg)
+	}
+	switch {
+	case known:
+		h.SameFSAsLog = &same
+		if !same {
+			note(fmt.Sprintf("%s is not on the file system of the server's log (%s), so the verdict does not use this probe: --probe-dir on that file system gives an estimate", dir, t.Info().LogDir))
+		}
+	default:
+		// Where the log is cannot be told (e.g. PostgreSQL's data
+		// directory is hidden from this role): at least say so when the
+		// probe measured memory.
+		if name, ok := hostprof.InMemory(dir); ok {
+			note(fmt.Sprintf("%s is on a %s, kept in memory: the probe does not describe a disk; --probe-dir on the server's log disk gives an estimate", dir, name))
 		}
 	}
 	return h

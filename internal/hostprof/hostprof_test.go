@@ -83,3 +83,21 @@ func TestSameDevice(t *testing.T) {
 		}
 	}
 }
+
+func TestInMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		if _, ok := InMemory(t.TempDir()); ok {
+			t.Error("a memory file system reported where none can be told")
+		}
+		return
+	}
+	if name, ok := InMemory("/dev/shm"); !ok || name != "tmpfs" {
+		t.Errorf("/dev/shm: %q %v, want tmpfs", name, ok)
+	}
+	if name, ok := InMemory("/proc"); ok {
+		t.Errorf("/proc reported as %s", name)
+	}
+	if _, ok := InMemory(filepath.Join(t.TempDir(), "no-such-dir")); ok {
+		t.Error("a missing directory reported as in memory")
+	}
+}

@@ -139,6 +139,9 @@ func Predict(r *report.Result, p Profile) Prediction {
 	if r.Partial {
 		pr.Caveats = append(pr.Caveats, "the result is partial: its costs may not be representative")
 	}
+	if p.Warning != "" {
+		pr.Caveats = append(pr.Caveats, "profile "+p.Name+" was "+p.Warning)
+	}
 	if r.Target.Engine != "" {
 		pr.Caveats = append(pr.Caveats, fmt.Sprintf("costs per request are %s's as measured; another engine's may differ", r.Target.Engine))
 	}

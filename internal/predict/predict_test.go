@@ -183,6 +183,18 @@ func TestLoad(t *testing.T) {
 		*p.Limits.LogMBPerSec != 800.5 || *p.Limits.DataMBPerSec != 800.5 || *p.Limits.Cores != 8 || p.Limits.DataIOPS != nil {
 		t.Errorf("host profile %+v", p)
 	}
+	if p.Warning != "" {
+		t.Errorf("host profile on a disk warns: %q", p.Warning)
+	}
+	shm := filepath.Join(dir, "shm-host.json")
+	os.WriteFile(shm, []byte(`{"name":"this-host","measured_at":"2026-01-02T03:04:05Z","source":"ceiling profile-host","dir":"/dev/shm","fsyncs_per_sec":1200000,"seq_write_mb_per_sec":3000,"cores":2,"in_memory":"tmpfs"}`), 0o644)
+	if p, err = Load(shm); err != nil || !strings.Contains(p.Warning, "tmpfs (memory)") {
+		t.Fatalf("host profile on tmpfs: warning %q, err %v", p.Warning, err)
+	}
+	pr := Predict(&report.Result{Summary: report.Summary{RequestsPerSec: 1000}}, p)
+	if !strings.Contains(strings.Join(pr.Caveats, "\n"), "profile this-host was measured on a tmpfs (memory)") {
+		t.Errorf("prediction with a tmpfs profile: caveats %q", pr.Caveats)
+	}
 	y := filepath.Join(dir, "disk.yaml")
 	os.WriteFile(y, []byte("name: disk\nsource: me\nsource_date: '2026'\nlimits:\n  data_iops: 3000\n"), 0o644)
 	if p, err = Load(y); err != nil || *p.Limits.DataIOPS != 3000 {

@@ -46,6 +46,9 @@ type Profile struct {
 	Kind       string `yaml:"kind" json:"kind"`
 	Limits     Limits `yaml:"limits" json:"limits"`
 	Notes      string `yaml:"notes" json:"notes,omitempty"`
+	// Warning says why the profile's limits may not hold (a profile-host
+	// run on a memory file system); predictions repeat it as a caveat.
+	Warning string `yaml:"-" json:"warning,omitempty"`
 }
 
 // count is the number of limits the profile gives.
@@ -166,6 +169,7 @@ type hostJSON struct {
 	FsyncsPerSec     *float64  `json:"fsyncs_per_sec"`
 	SeqWriteMBPerSec *float64  `json:"seq_write_mb_per_sec"`
 	Cores            *float64  `json:"cores"`
+	InMemory         string    `json:"in_memory"`
 }
 
 // FromHostJSON turns a profile-host JSON document into a profile:
@@ -200,6 +204,9 @@ func FromHostJSON(b []byte) (Profile, error) {
 	}
 	if h.Dir != "" {
 		p.Source += " in " + h.Dir
+	}
+	if h.InMemory != "" {
+		p.Warning = "measured on a " + h.InMemory + " (memory): its flush and write rates do not describe a disk"
 	}
 	if !h.MeasuredAt.IsZero() {
 		p.SourceDate = h.MeasuredAt.UTC().Format("2006-01-02")
