@@ -88,6 +88,21 @@ type result struct {
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
+// readJSONMap reads the JSON object in path, failing the test when it
+// cannot.
+func readJSONMap(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
 func readResult(t *testing.T, dir string) (result, string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))

@@ -35,14 +35,7 @@ func TestCommitFlushVerdict(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, code, stdout, stderr)
 				}
-				var raw map[string]any
-				b, err := os.ReadFile(mustGlob(t, out))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := jsonUnmarshal(b, &raw); err != nil {
-					t.Fatal(err)
-				}
+				raw := readJSONMap(t, mustGlob(t, out))
 				if tg := raw["target"].(map[string]any); tg["local"] == true {
 					h, ok := raw["host"].(map[string]any)
 					if !ok {
@@ -186,14 +179,7 @@ func TestProfileHost(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var p map[string]any
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsonUnmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := readJSONMap(t, out)
 	if p["name"] != "this-host" || p["source"] != "ceiling profile-host" || !(p["cores"].(float64) >= 1) ||
 		!(p["seq_write_mb_per_sec"].(float64) > 0) || !(p["fsyncs_per_sec"].(float64) > 0) {
 		t.Fatalf("profile = %v", p)
@@ -252,15 +238,7 @@ func TestProbeOnLogFileSystem(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
 		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var raw map[string]any
-		if err := jsonUnmarshal(b, &raw); err != nil {
-			t.Fatal(err)
-		}
-		return raw
+		return readJSONMap(t, file)
 	}
 	logDir := func(raw map[string]any) string { s, _ := raw["target"].(map[string]any)["log_dir"].(string); return s }
 
@@ -310,14 +288,7 @@ func TestProfileHostInMemory(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", c.dir, code, stdout, stderr)
 		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p map[string]any
-		if err := jsonUnmarshal(b, &p); err != nil {
-			t.Fatal(err)
-		}
+		p := readJSONMap(t, out)
 		warned := strings.Contains(stdout, "warning: "+c.dir+" is on a tmpfs, kept in memory")
 		if warned != c.memory || (p["in_memory"] == "tmpfs") != c.memory {
 			t.Errorf("%s: warning %v, in_memory %v; want both %v\n%s", c.dir, warned, p["in_memory"], c.memory, stdout)
