@@ -298,6 +298,9 @@ func summaryBlocks(r *report.Result) []Block {
 	if m := r.Target.Settings["missing_evidence"]; m != "" && r.Costs.AnyMissing() {
 		blocks = append(blocks, Block{Note: fmt.Sprintf("n/a: not available from %s: %s", r.Target.Engine, m)})
 	}
+	if d := r.LogDevice; d != nil {
+		blocks = append(blocks, Block{Note: fmt.Sprintf("Log device %s (kernel counters over the measured phase, the whole device): %s", d.Name, report.LogDeviceLine(d))})
+	}
 	if len(r.Files) > 0 {
 		var fr [][]string
 		for _, f := range r.Files {

@@ -461,3 +461,19 @@ func TestIsolatedSection(t *testing.T) {
 		t.Error("a report without operations alone has the section")
 	}
 }
+
+// TestLogDeviceNote: a result with its log device's figures shows them
+// under the per-request costs; one without shows no such line.
+func TestLogDeviceNote(t *testing.T) {
+	ins := load(t, fxPG)
+	if html := renderHTML(t, ins); strings.Contains(html, "Log device") {
+		t.Fatal("a result without log_device has a log device line")
+	}
+	fl, ms, per, wms := 4889.0, 0.071, 1.0, 0.055
+	ins[0].Result.LogDevice = &report.LogDeviceStats{Name: "vda", WritesPerSec: 10031, WriteMs: &wms, ReadsPerSec: 0.2,
+		FlushesPerSec: &fl, FlushMs: &ms, FlushesPerOp: &per, BusyPct: 54}
+	want := "Log device vda (kernel counters over the measured phase, the whole device): 4,889 flushes/s at 0.071 ms (1.00 per request), 10,031 writes/s at 0.055 ms, 0.2 reads/s, busy 54%"
+	if html := renderHTML(t, ins); !strings.Contains(html, want) {
+		t.Fatalf("report lacks %q", want)
+	}
+}

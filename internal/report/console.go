@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 )
@@ -224,6 +225,10 @@ func PrintSummary(w io.Writer, r *Result) {
 	if m := r.Target.Settings["missing_evidence"]; m != "" && c.AnyMissing() {
 		fmt.Fprintf(w, "  n/a: not available from %s: %s\n", r.Target.Engine, m)
 	}
+	if d := r.LogDevice; d != nil {
+		fmt.Fprintf(w, "log device %s (kernel counters, the whole device): %s", d.Name, LogDeviceLine(d))
+		fmt.Fprintln(w)
+	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
 		fmt.Fprintf(w, "server evidence incomplete: %s\n", oneLine(r.Evidence.Error))
 	}
@@ -240,6 +245,35 @@ func PrintSummary(w io.Writer, r *Result) {
 	}
 	PrintVerdict(w, r.Verdict)
 	printIsolated(w, r)
+}
+
+// LogDeviceLine describes the log device's requests, e.g. "4,860
+// flushes/s at 0.070 ms (1.00 per request), 10,012 writes/s at 0.055 ms,
+// 0 reads/s, busy 57%".
+func LogDeviceLine(d *LogDeviceStats) string {
+	at := func(ms *float64) string {
+		if ms == nil {
+			return ""
+		}
+		return fmt.Sprintf(" at %.3f ms", *ms)
+	}
+	rate := func(v float64) string {
+		if v < 10 {
+			return fmt.Sprintf("%.1f", v)
+		}
+		return diagnose.Thousands(math.Round(v))
+	}
+	var s string
+	if d.FlushesPerSec != nil {
+		s = fmt.Sprintf("%s flushes/s%s", rate(*d.FlushesPerSec), at(d.FlushMs))
+		if d.FlushesPerOp != nil {
+			s += fmt.Sprintf(" (%.2f per request)", *d.FlushesPerOp)
+		}
+	} else {
+		s = "flushes n/a (not counted by this kernel)"
+	}
+	return s + fmt.Sprintf(", %s writes/s%s, %s reads/s%s, busy %.0f%%",
+		rate(d.WritesPerSec), at(d.WriteMs), rate(d.ReadsPerSec), at(d.ReadMs), d.BusyPct)
 }
 
 // OpenLoopPlan describes an open-loop load model in one line, e.g.

@@ -278,3 +278,30 @@ func TestWorkerGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestLogDeviceOf: the log device's figures over a run: rates per second,
+// means only over enough requests (the kernel sums whole milliseconds), no
+// flush figures where the kernel does not count them, and nothing without
+// device counters.
+func TestLogDeviceOf(t *testing.T) {
+	c := map[string]float64{target.CtrLogDevReads: 5, target.CtrLogDevReadMs: 1, target.CtrLogDevWrites: 20000, target.CtrLogDevWriteMs: 1100,
+		target.CtrLogDevFlushes: 10000, target.CtrLogDevFlushMs: 700, target.CtrLogDevBusyMs: 5400}
+	d := logDeviceOf("vda", c, 2, 10000)
+	if d == nil || d.Name != "vda" || d.WritesPerSec != 10000 || *d.WriteMs != 0.055 || d.ReadsPerSec != 2.5 || d.ReadMs != nil ||
+		*d.FlushesPerSec != 5000 || *d.FlushMs != 0.07 || *d.FlushesPerOp != 1 || d.BusyPct != 100 {
+		t.Fatalf("got %+v", d)
+	}
+	if got, want := LogDeviceLine(d), "5,000 flushes/s at 0.070 ms (1.00 per request), 10,000 writes/s at 0.055 ms, 2.5 reads/s, busy 100%"; got != want {
+		t.Fatalf("line %q, want %q", got, want)
+	}
+	delete(c, target.CtrLogDevFlushes)
+	delete(c, target.CtrLogDevFlushMs)
+	c[target.CtrLogDevBusyMs] = 1000
+	d = logDeviceOf("vda", c, 2, 10000)
+	if d.FlushesPerSec != nil || d.FlushMs != nil || d.BusyPct != 50 || !strings.HasPrefix(LogDeviceLine(d), "flushes n/a (not counted by this kernel), 10,000 writes/s") {
+		t.Fatalf("without flush counters: %+v %q", d, LogDeviceLine(d))
+	}
+	if d := logDeviceOf("vda", map[string]float64{target.CtrCommits: 5}, 2, 10); d != nil {
+		t.Fatalf("without device counters: %+v", d)
+	}
+}

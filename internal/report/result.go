@@ -52,7 +52,11 @@ type Result struct {
 	Knee        *Knee            `json:"knee,omitempty"` // ceiling knee only
 	// Host is ceiling's flush probe of this host, taken before the run when
 	// the server is local (null otherwise, or with --no-probe).
-	Host       *Host             `json:"host"`
+	Host *Host `json:"host"`
+	// LogDevice is the block device of the server's log directory over
+	// the measured run, from the kernel's counters (a local target on
+	// Linux; absent otherwise).
+	LogDevice  *LogDeviceStats   `json:"log_device,omitempty"`
 	Verdict    *diagnose.Verdict `json:"verdict"` // null when nothing was measured
 	Histograms map[string]string `json:"histograms"`
 	Notes      []string          `json:"notes,omitempty"`
@@ -162,6 +166,50 @@ type Costs struct {
 	// CPUusPerOp is the database server's CPU time per request, µs
 	// (local server only: its processes' CPU from /proc).
 	CPUusPerOp *float64 `json:"cpu_us_per_op"`
+}
+
+// LogDeviceStats are the log directory's block device's requests over the
+// measured run: the whole device's, the log's and anything else on it. A
+// mean time is nil when the device had no such requests.
+type LogDeviceStats struct {
+	Name          string   `json:"name"`
+	ReadsPerSec   float64  `json:"reads_per_sec"`
+	ReadMs        *float64 `json:"read_ms"` // mean per read, from issue to completion
+	WritesPerSec  float64  `json:"writes_per_sec"`
+	WriteMs       *float64 `json:"write_ms"`
+	FlushesPerSec *float64 `json:"flushes_per_sec"` // nil: the kernel does not count flushes (before 5.5)
+	FlushMs       *float64 `json:"flush_ms"`
+	FlushesPerOp  *float64 `json:"flushes_per_op"`
+	BusyPct       float64  `json:"busy_pct"` // time with a request in flight
+}
+
+// minDevRequests is the fewest requests of a kind over which a mean time
+// is taken from the device's counters: the kernel gives their summed time
+// in whole milliseconds, so the mean is off by up to 1 ms ÷ requests.
+const minDevRequests = 100
+
+// logDeviceOf computes the log device's figures from the run's counters.
+func logDeviceOf(name string, c map[string]float64, secs float64, requests int64) *LogDeviceStats {
+	if _, ok := c[target.CtrLogDevWrites]; !ok || secs <= 0 {
+		return nil
+	}
+	mean := func(ms, n string) *float64 {
+		if c[n] < minDevRequests {
+			return nil
+		}
+		return f64(c[ms] / c[n])
+	}
+	d := &LogDeviceStats{Name: name, ReadsPerSec: c[target.CtrLogDevReads] / secs, ReadMs: mean(target.CtrLogDevReadMs, target.CtrLogDevReads),
+		WritesPerSec: c[target.CtrLogDevWrites] / secs, WriteMs: mean(target.CtrLogDevWriteMs, target.CtrLogDevWrites),
+		BusyPct: min(100*c[target.CtrLogDevBusyMs]/1000/secs, 100)}
+	if n, ok := c[target.CtrLogDevFlushes]; ok {
+		d.FlushesPerSec = f64(n / secs)
+		d.FlushMs = mean(target.CtrLogDevFlushMs, target.CtrLogDevFlushes)
+		if requests > 0 {
+			d.FlushesPerOp = f64(n / float64(requests))
+		}
+	}
+	return d
 }
 
 // AnyMissing says whether a per-request cost is not available.
@@ -381,6 +429,9 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		ev.Error = r.SampleErr
 		res.Evidence = ev
 		res.Costs = costsOf(ev.Counters, tot.Requests)
+		if res.Target.LogDevice != nil {
+			res.LogDevice = logDeviceOf(res.Target.LogDevice.Name, ev.Counters, ev.Seconds, tot.Requests)
+		}
 		if note := foreignWorkNote(res.Costs, ev.Counters[target.CtrCommits]-float64(tot.Requests), ev.Seconds); note != "" {
 			res.Notes = append(res.Notes, note)
 		}

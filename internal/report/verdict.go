@@ -91,7 +91,16 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		fillInProcess(&f, res.Target.Engine, res.Load.Model == "closed", res.Evidence.Seconds)
 	}
 	f.DeviceSyncMs = deviceSync(res)
+	logDevice(&f, res.Target)
 	return f
+}
+
+// logDevice names the log's device and how the server writes its log.
+func logDevice(f *diagnose.Figures, t target.Info) {
+	if t.LogDevice != nil {
+		f.LogDevName = t.LogDevice.Name
+	}
+	f.LogDirectIO = t.LogDirectIO
 }
 
 // fillInProcess completes SQLite's wait categories, which are the time
@@ -162,6 +171,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float6
 	fillServer(&f, counters, secs, files, s.Costs, res.Client.Cores)
 	fillInProcess(&f, res.Target.Engine, false, secs)
 	f.DeviceSyncMs = deviceSync(res)
+	logDevice(&f, res.Target)
 	return f
 }
 
@@ -206,6 +216,12 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 	}
 	if dataIOs > 0 {
 		f.DataLatencyMs = f64(dataMs / float64(dataIOs))
+	}
+	if n := c[target.CtrLogDevFlushes]; n >= minDevRequests {
+		f.LogDevFlushMs = f64(c[target.CtrLogDevFlushMs] / n)
+	}
+	if n := c[target.CtrLogDevWrites]; n >= minDevRequests {
+		f.LogDevWriteMs = f64(c[target.CtrLogDevWriteMs] / n)
 	}
 	if v, ok := c[target.CtrLogBytes]; ok && secs > 0 {
 		f.LogMBPerSec = f64(v / MB / secs)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 )
 
 // Durability is the commit durability a run asks for.
@@ -89,6 +90,24 @@ type Info struct {
 	// server names it (a path on the server's host), from its settings;
 	// empty when the server does not say (e.g. without the privilege).
 	LogDir string `json:"log_dir,omitempty"`
+	// LogDevice is the block device holding LogDir, for a local target
+	// on Linux; nil when it could not be told.
+	LogDevice *LogDevice `json:"log_device,omitempty"`
+	// LogDirectIO is true when the server writes its log with O_DIRECT,
+	// so that a log sync waits for the device's cache flush alone (the
+	// write completed before it); MariaDB with innodb_log_file_buffering
+	// OFF.
+	LogDirectIO bool `json:"log_direct_io,omitempty"`
+}
+
+// LogDevice names the block device of the log directory.
+type LogDevice struct {
+	Name string `json:"name"` // as /proc/diskstats lists it, e.g. "vda"
+	// Dir is the directory examined: LogDir, or its nearest parent this
+	// user may examine (a separate WAL disk mounted below an unreadable
+	// directory would then be missed).
+	Dir          string `json:"dir"`
+	Major, Minor uint32 `json:"-"`
 }
 
 // DurabilityInfo records the durability setting before, during and after a run.
@@ -299,7 +318,46 @@ const (
 	CtrHostCPUBusy  = "host_cpu_busy_s"  // busy CPU seconds of the whole host (local target only), all cores
 	CtrHostCPUTotal = "host_cpu_total_s" // elapsed CPU seconds of the host, all cores (busy + idle)
 	CtrHostCores    = "host_cores"       // a level, not a counter: cores of the host
+
+	// The block device holding the server's log directory (local target
+	// only, Linux /proc/diskstats): the whole device's requests, not only
+	// the log's. Times are summed over requests, ms.
+	CtrLogDevReads   = "log_dev_reads"
+	CtrLogDevReadMs  = "log_dev_read_ms"
+	CtrLogDevWrites  = "log_dev_writes"
+	CtrLogDevWriteMs = "log_dev_write_ms"
+	CtrLogDevFlushes = "log_dev_flushes" // cache flushes (what an fsync sends to a write-back device)
+	CtrLogDevFlushMs = "log_dev_flush_ms"
+	CtrLogDevBusyMs  = "log_dev_busy_ms" // time with a request in flight
 )
+
+// AddLogDevice adds the counters of the log's block device d (from
+// Info.LogDevice) to out; nothing when d is nil or cannot be read.
+func AddLogDevice(out map[string]float64, d *LogDevice) {
+	if d == nil {
+		return
+	}
+	s, ok := osstat.ReadDisk(osstat.DiskDevice{Major: d.Major, Minor: d.Minor})
+	if !ok {
+		return
+	}
+	out[CtrLogDevReads], out[CtrLogDevReadMs] = float64(s.Reads), float64(s.ReadMs)
+	out[CtrLogDevWrites], out[CtrLogDevWriteMs] = float64(s.Writes), float64(s.WriteMs)
+	out[CtrLogDevBusyMs] = float64(s.IOTicksMs)
+	if s.HasFlush {
+		out[CtrLogDevFlushes], out[CtrLogDevFlushMs] = float64(s.Flushes), float64(s.FlushMs)
+	}
+}
+
+// FindLogDevice finds the block device of a local target's log directory;
+// nil when the directory is unknown or on no listed block device.
+func FindLogDevice(logDir string) *LogDevice {
+	d, ok := osstat.DiskOf(logDir)
+	if !ok {
+		return nil
+	}
+	return &LogDevice{Name: d.Name, Dir: d.Path, Major: d.Major, Minor: d.Minor}
+}
 
 // RowSource feeds rows to BulkInserter.BulkInsert, one row per Next. It has
 // the shape of pgx.CopyFromSource. Values may reuse its slice between rows.

@@ -29,6 +29,7 @@ func (t *myTarget) addDiagnosis(out map[string]float64) {
 		out[target.CtrHostCPUTotal] = h.TotalSec
 		out[target.CtrHostCores] = float64(h.Cores)
 	}
+	target.AddLogDevice(out, t.info.LogDevice)
 	// The server's own process when its pid file told which one it is;
 	// otherwise every mariadbd/mysqld on this host (a second local
 	// instance would be counted too).

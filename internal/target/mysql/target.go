@@ -65,7 +65,7 @@ var settingNames = []string{
 	"innodb_flush_method", "innodb_doublewrite", "innodb_io_capacity",
 	"max_connections", "performance_schema", "version_comment",
 	"innodb_page_size", "max_prepared_stmt_count", "transaction_isolation", "tx_isolation",
-	"datadir", "innodb_log_group_home_dir",
+	"datadir", "innodb_log_group_home_dir", "innodb_log_file_buffering",
 }
 
 // myTarget implements target.Target and target.Sampler.
@@ -207,8 +207,13 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 		t.ps = ps
 	}
 	noteWaitEvidence(info.Settings, t.ps) // see diag.go
+	// MariaDB 10.11 writes the redo log with O_DIRECT unless
+	// innodb_log_file_buffering is ON (MySQL and older MariaDB lack the
+	// variable and buffer the log).
+	info.LogDirectIO = strings.EqualFold(info.Settings["innodb_log_file_buffering"], "OFF")
 	if info.Local {
 		t.serverPID = findServerPID(ctx, t.admin)
+		info.LogDevice = target.FindLogDevice(info.LogDir)
 	}
 	t.info = info
 	return nil

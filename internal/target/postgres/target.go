@@ -214,6 +214,9 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 	// data_directory is shown to superusers and pg_read_all_settings only.
 	if d := info.Settings["data_directory"]; d != "" {
 		info.LogDir = path.Join(d, "pg_wal")
+		if info.Local {
+			info.LogDevice = target.FindLogDevice(info.LogDir)
+		}
 	}
 	return info, nil
 }

@@ -254,6 +254,7 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 		out[target.CtrHostCPUTotal] = h.TotalSec
 		out[target.CtrHostCores] = float64(h.Cores)
 	}
+	target.AddLogDevice(out, t.info.LogDevice)
 	if sec, n, ok := t.serverCPU(c); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec
 		if f := t.foreign(); f != nil {

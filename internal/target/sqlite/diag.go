@@ -23,7 +23,7 @@ import (
 // wait_other_ms and wait_samples are absent. server_cpu_s is absent too:
 // the engine runs inside ceiling's own process, so its CPU is ceiling's.
 // The host CPU counters are always given (the database is local).
-func addDiagnosis(out map[string]float64, files []target.FileStat, lockNs int64) {
+func addDiagnosis(out map[string]float64, files []target.FileStat, lockNs int64, dev *target.LogDevice) {
 	var logMs, readMs, writeMs float64
 	for _, f := range files {
 		switch f.Role {
@@ -43,4 +43,5 @@ func addDiagnosis(out map[string]float64, files []target.FileStat, lockNs int64)
 		out[target.CtrHostCPUTotal] = h.TotalSec
 		out[target.CtrHostCores] = float64(h.Cores)
 	}
+	target.AddLogDevice(out, dev)
 }

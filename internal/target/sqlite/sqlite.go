@@ -147,6 +147,7 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 			"missing_evidence": "commits (SQLite keeps no commit counter), server CPU (the engine runs inside ceiling: its CPU is the load generator's)"},
 		LogDir: filepath.Dir(abs),
 	}
+	t.info.LogDevice = target.FindLogDevice(t.info.LogDir)
 	t.schema = &schema{t: t}
 	return t, nil
 }
@@ -260,7 +261,7 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 	s.Counters["sqlite.lock_ms"] = float64(lockNs) / 1e6
 	busyNs := t.busyNs.Load()
 	s.Counters["sqlite.busy_wait_ms"] = float64(busyNs) / 1e6
-	addDiagnosis(s.Counters, s.Files, lockNs+busyNs) // waits and host CPU: see diag.go
+	addDiagnosis(s.Counters, s.Files, lockNs+busyNs, t.info.LogDevice) // waits and host CPU: see diag.go
 	return s, nil
 }
 
