@@ -74,12 +74,19 @@ func (c Check) Text() string {
 }
 
 // Agreement says how close the prediction came: within a factor of 2, or
-// how far over or under it was.
+// how far over or under it was. A lower bound ("(at least)") holds when
+// the measured gain reaches it.
 func (c Check) Agreement() string {
 	if c.Measured == nil || *c.Measured <= 0 || c.Predicted <= 0 {
 		return "not comparable"
 	}
 	r := *c.Measured / c.Predicted
+	if strings.Contains(c.Action, "(at least)") {
+		if r >= 1 {
+			return "the lower bound held"
+		}
+		return fmt.Sprintf("under the predicted lower bound (%.0f%% of it)", 100*r)
+	}
 	switch {
 	case r >= 0.5 && r <= 2:
 		return "within a factor of 2"

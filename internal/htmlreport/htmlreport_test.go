@@ -477,3 +477,25 @@ func TestLogDeviceNote(t *testing.T) {
 		t.Fatalf("report lacks %q", want)
 	}
 }
+
+// TestCheckAgreement: a point prediction agrees within a factor of 2; a
+// lower bound ("(at least)") holds when the measured gain reaches it.
+func TestCheckAgreement(t *testing.T) {
+	m := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		action             string
+		predicted, measure float64
+		want               string
+	}{
+		{"--durability relaxed", 2.6, 3.1, "within a factor of 2"},
+		{"--durability relaxed", 2.6, 6, "the prediction was 2.3× too low"},
+		{"--durability relaxed (estimate)", 6, 2, "the prediction was 3.0× too high"},
+		{"--durability relaxed (at least)", 1.2, 1.5, "the lower bound held"},
+		{"--durability relaxed (at least)", 1.2, 5, "the lower bound held"},
+		{"--durability relaxed (at least)", 2, 1.5, "under the predicted lower bound (75% of it)"},
+	} {
+		if got := (Check{Action: c.action, Predicted: c.predicted, Measured: m(c.measure)}).Agreement(); got != c.want {
+			t.Errorf("%s predicted ×%g, measured ×%g: %q, want %q", c.action, c.predicted, c.measure, got, c.want)
+		}
+	}
+}
