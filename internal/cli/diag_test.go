@@ -106,7 +106,7 @@ func TestCommitFlushVerdict(t *testing.T) {
 				t.Fatalf("full durability: bottleneck %q, want commit-flush; evidence: %q", b, ev)
 			}
 			if len(ev) == 0 || !strings.Contains(ev[0], "per commit") || !(strings.Contains(ev[0], "ms per sync") ||
-				strings.Contains(ev[0], "log-IO waits") || strings.Contains(ev[0], "fsync probe of")) {
+				strings.Contains(ev[0], "log-IO waits") || strings.Contains(ev[0], "fsync probe of") || strings.Contains(ev[0], "cache flush")) {
 				t.Fatalf("full durability: evidence does not cite syncs per commit and a latency: %q", ev)
 			}
 			var predicted float64
