@@ -169,8 +169,8 @@ func checkLogDevice(t *testing.T, raw map[string]any, mode, stdout string) {
 	}
 	switch mode {
 	case "full":
-		if fm, _ := d["flush_ms"].(float64); per < 0.8 || !(fm > 0) {
-			t.Fatalf("full durability: %.3f cache flushes per request at %v ms on %s, want about one each", per, d["flush_ms"], dev.Name)
+		if fm, _ := d["flush_ms"].(float64); per < 0.8 || !(fm > 0) || d["note"] != nil {
+			t.Fatalf("full durability: %.3f cache flushes per request at %v ms on %s (note %v), want about one each, and the device used", per, d["flush_ms"], dev.Name, d["note"])
 		}
 	case "relaxed":
 		if per > 0.3 {

@@ -299,7 +299,11 @@ func summaryBlocks(r *report.Result) []Block {
 		blocks = append(blocks, Block{Note: fmt.Sprintf("n/a: not available from %s: %s", r.Target.Engine, m)})
 	}
 	if d := r.LogDevice; d != nil {
-		blocks = append(blocks, Block{Note: fmt.Sprintf("Log device %s (kernel counters over the measured phase, the whole device): %s", d.Name, report.LogDeviceLine(d))})
+		note := fmt.Sprintf("Log device %s (kernel counters over the measured phase, the whole device): %s", d.Name, report.LogDeviceLine(d))
+		if d.Note != "" {
+			note += "; " + d.Note
+		}
+		blocks = append(blocks, Block{Note: note})
 	}
 	if len(r.Files) > 0 {
 		var fr [][]string

@@ -226,8 +226,10 @@ func PrintSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  n/a: not available from %s: %s\n", r.Target.Engine, m)
 	}
 	if d := r.LogDevice; d != nil {
-		fmt.Fprintf(w, "log device %s (kernel counters, the whole device): %s", d.Name, LogDeviceLine(d))
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "log device %s (kernel counters, the whole device): %s\n", d.Name, LogDeviceLine(d))
+		if d.Note != "" {
+			fmt.Fprintf(w, "  %s\n", d.Note)
+		}
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
 		fmt.Fprintf(w, "server evidence incomplete: %s\n", oneLine(r.Evidence.Error))

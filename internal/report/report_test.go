@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -303,5 +304,41 @@ func TestLogDeviceOf(t *testing.T) {
 	}
 	if d := logDeviceOf("vda", map[string]float64{target.CtrCommits: 5}, 2, 10); d != nil {
 		t.Fatalf("without device counters: %+v", d)
+	}
+}
+
+// TestLogDeviceMismatch: a device that received far fewer cache flushes than
+// the server counted syncs is not the log's (or flushes nothing): the result
+// says so and the verdict's figures leave its times out; a device that saw
+// them is used.
+func TestLogDeviceMismatch(t *testing.T) {
+	c := map[string]float64{target.CtrLogSyncs: 40000, target.CtrLogDevWrites: 500, target.CtrLogDevWriteMs: 100,
+		target.CtrLogDevFlushes: 120, target.CtrLogDevFlushMs: 60, target.CtrLogDevBusyMs: 300}
+	d := logDeviceOf("vda", c, 10, 40000)
+	want := "the device received 120 cache flushes for the server's 40000 syncs: the log is not on it as ceiling sees it (a server in a container?) or it has no write-back cache; not used by the verdict"
+	if d.Note != want {
+		t.Fatalf("note %q, want %q", d.Note, want)
+	}
+	var f diagnose.Figures
+	fillServer(&f, c, 10, nil, Costs{}, 2)
+	if f.LogDevFlushMs != nil || f.LogDevWriteMs != nil {
+		t.Fatalf("mismatched device used: flush %v, write %v", f.LogDevFlushMs, f.LogDevWriteMs)
+	}
+	// MariaDB counts log and data fsyncs together; 39,000 flushes for them
+	// is the log's device.
+	delete(c, target.CtrLogSyncs)
+	c[target.CtrDataSyncs], c[target.CtrLogDevFlushes], c[target.CtrLogDevFlushMs] = 40000, 39000, 2730
+	if d := logDeviceOf("vda", c, 10, 40000); d.Note != "" {
+		t.Fatalf("matching device noted: %q", d.Note)
+	}
+	f = diagnose.Figures{}
+	fillServer(&f, c, 10, nil, Costs{}, 2)
+	if f.LogDevFlushMs == nil || math.Abs(*f.LogDevFlushMs-0.07) > 1e-9 || f.LogDevWriteMs == nil || *f.LogDevWriteMs != 0.2 {
+		t.Fatalf("matching device: flush %v, write %v", f.LogDevFlushMs, f.LogDevWriteMs)
+	}
+	// Few syncs (relaxed durability): nothing to check against.
+	c[target.CtrDataSyncs], c[target.CtrLogDevFlushes] = 50, 3
+	if d := logDeviceOf("vda", c, 10, 40000); d.Note != "" {
+		t.Fatalf("relaxed run noted: %q", d.Note)
 	}
 }

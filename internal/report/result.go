@@ -181,6 +181,27 @@ type LogDeviceStats struct {
 	FlushMs       *float64 `json:"flush_ms"`
 	FlushesPerOp  *float64 `json:"flushes_per_op"`
 	BusyPct       float64  `json:"busy_pct"` // time with a request in flight
+	// Note says why the verdict did not use the device's figures (they
+	// do not look like the log's device); empty when it could.
+	Note string `json:"note,omitempty"`
+}
+
+// logDeviceMismatch says, when the server counted at least minDevRequests
+// syncs, whether its log device received fewer than half as many cache
+// flushes: then the log is not on that device as ceiling sees it (a server
+// in a container, whose log_dir is a path inside it; a directory mounted
+// below one ceiling may not examine) or the device has no write-back cache,
+// and its times say nothing about the log's syncs.
+func logDeviceMismatch(c map[string]float64) string {
+	syncs, ok := c[target.CtrLogSyncs]
+	if !ok {
+		syncs = c[target.CtrDataSyncs] // MariaDB: log and data fsyncs together
+	}
+	flushes, fok := c[target.CtrLogDevFlushes]
+	if syncs < minDevRequests || !fok || flushes >= syncs/2 {
+		return ""
+	}
+	return fmt.Sprintf("the device received %.0f cache flushes for the server's %.0f syncs: the log is not on it as ceiling sees it (a server in a container?) or it has no write-back cache; not used by the verdict", flushes, syncs)
 }
 
 // minDevRequests is the fewest requests of a kind over which a mean time
@@ -209,6 +230,7 @@ func logDeviceOf(name string, c map[string]float64, secs float64, requests int64
 			d.FlushesPerOp = f64(n / float64(requests))
 		}
 	}
+	d.Note = logDeviceMismatch(c)
 	return d
 }
 

@@ -217,11 +217,13 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 	if dataIOs > 0 {
 		f.DataLatencyMs = f64(dataMs / float64(dataIOs))
 	}
-	if n := c[target.CtrLogDevFlushes]; n >= minDevRequests {
-		f.LogDevFlushMs = f64(c[target.CtrLogDevFlushMs] / n)
-	}
-	if n := c[target.CtrLogDevWrites]; n >= minDevRequests {
-		f.LogDevWriteMs = f64(c[target.CtrLogDevWriteMs] / n)
+	if logDeviceMismatch(c) == "" {
+		if n := c[target.CtrLogDevFlushes]; n >= minDevRequests {
+			f.LogDevFlushMs = f64(c[target.CtrLogDevFlushMs] / n)
+		}
+		if n := c[target.CtrLogDevWrites]; n >= minDevRequests {
+			f.LogDevWriteMs = f64(c[target.CtrLogDevWriteMs] / n)
+		}
 	}
 	if v, ok := c[target.CtrLogBytes]; ok && secs > 0 {
 		f.LogMBPerSec = f64(v / MB / secs)
