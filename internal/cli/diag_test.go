@@ -50,7 +50,7 @@ func TestCommitFlushVerdict(t *testing.T) {
 					if !strings.Contains(stdout, "fsync probe") {
 						t.Fatalf("%s: no probe line on the console:\n%s", mode, stdout)
 					}
-					checkLogDevice(t, raw, mode, stdout)
+					checkLogDevice(t, raw, mode, stdout, mustGlob(t, out))
 				} else if ec.name == "sqlite" {
 					t.Fatalf("sqlite target not local: %v", tg)
 				}
@@ -134,7 +134,7 @@ func TestCommitFlushVerdict(t *testing.T) {
 // the kernel lists has the device's figures in the result and on the
 // console; where the device has a write-back cache, full durability sends
 // about one cache flush per request (one connection) and relaxed far fewer.
-func checkLogDevice(t *testing.T, raw map[string]any, mode, stdout string) {
+func checkLogDevice(t *testing.T, raw map[string]any, mode, stdout, path string) {
 	t.Helper()
 	tg := raw["target"].(map[string]any)
 	logDir, _ := tg["log_dir"].(string)
@@ -171,6 +171,24 @@ func checkLogDevice(t *testing.T, raw map[string]any, mode, stdout string) {
 	case "full":
 		if fm, _ := d["flush_ms"].(float64); per < 0.8 || !(fm > 0) || d["note"] != nil {
 			t.Fatalf("full durability: %.3f cache flushes per request at %v ms on %s (note %v), want about one each, and the device used", per, d["flush_ms"], dev.Name, d["note"])
+		}
+		// The per-interval series, and the HTML report's chart of them.
+		n := 0
+		for _, iv := range raw["intervals"].([]any) {
+			if ms, ok := iv.(map[string]any)["log_dev_flush_ms"].(float64); ok && ms > 0 {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatalf("full durability: no interval with log_dev_flush_ms")
+		}
+		html := filepath.Join(t.TempDir(), "r.html")
+		if code, so, se := runCLI(t, context.Background(), "report", path, "-o", html); code != 0 {
+			t.Fatalf("report: exit %d\n%s\n%s", code, so, se)
+		}
+		b, err := os.ReadFile(html)
+		if err != nil || !strings.Contains(string(b), `aria-label="Log device `+dev.Name+`"`) {
+			t.Fatalf("report %s: no chart \"Log device %s\" (%v)", html, dev.Name, err)
 		}
 	case "relaxed":
 		if per > 0.3 {

@@ -574,6 +574,17 @@ func evidenceBlocks(r *report.Result) ([]Block, error) {
 	if err := add(lat.Title, lat, "file latency well above the device's means requests queue for the storage"); err != nil {
 		return nil, err
 	}
+	if d := r.LogDevice; d != nil {
+		if err := add("Log device", LineChart{Title: "Log device " + d.Name, XLabel: xl, YLabel: "ms per request",
+			Series: []Series{
+				p.series("cache flush", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogDevFlushMs })),
+				p.series("write", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogDevWriteMs })),
+			},
+			Y2Label: "flushes/s", Series2: []Series{p.series("flushes/s", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogDevFlushesPerSec }))},
+		}, "the kernel's counters of the block device holding the server's log directory (the whole device): a commit waits for a write and a cache flush there"); err != nil {
+			return nil, err
+		}
+	}
 	if err := add("CPU", LineChart{Title: "CPU", XLabel: xl, YLabel: "% of the host's cores", Series: []Series{
 		p.series("database server", ptr(func(pt *report.IntervalPoint) *float64 { return pt.ServerCPUPct })),
 		p.series("whole host", ptr(func(pt *report.IntervalPoint) *float64 { return pt.HostCPUPct })),

@@ -316,6 +316,12 @@ type IntervalPoint struct {
 	// second (1000 = one session waiting all the time); absent when the
 	// server gives no wait counters.
 	WaitMsPerSec map[string]float64 `json:"wait_ms_per_sec,omitempty"`
+	// LogDev* are the log's block device in the interval (as log_device;
+	// a mean time is null under 100 requests in the interval).
+	LogDevFlushesPerSec *float64 `json:"log_dev_flushes_per_sec,omitempty"`
+	LogDevFlushMs       *float64 `json:"log_dev_flush_ms,omitempty"`
+	LogDevWriteMs       *float64 `json:"log_dev_write_ms,omitempty"`
+	LogDevBusyPct       *float64 `json:"log_dev_busy_pct,omitempty"`
 	// Files is per-file IO in the interval (where the target measures it),
 	// with the same derived figures as the run's files[].
 	Files []File `json:"files,omitempty"`
@@ -587,6 +593,9 @@ func intervalOf(iv runner.Interval, cores int) IntervalPoint {
 	p.LogMBPerSec, p.LogSyncsPerSec, p.DataIOPS = ioRates(iv.Evidence)
 	p.ServerCPUPct, p.HostCPUPct, p.WaitMsPerSec = cpuAndWaits(iv.Evidence)
 	if e := iv.Evidence; e != nil {
+		if d := logDeviceOf("", e.Counters, e.Seconds, t.Requests); d != nil {
+			p.LogDevFlushesPerSec, p.LogDevFlushMs, p.LogDevWriteMs, p.LogDevBusyPct = d.FlushesPerSec, d.FlushMs, d.WriteMs, f64(d.BusyPct)
+		}
 		for _, f := range e.Files {
 			if f.Reads != 0 || f.Writes != 0 || f.Syncs != 0 {
 				p.Files = append(p.Files, fileOf(f, e.Seconds, t.Requests))
