@@ -129,18 +129,21 @@ achieved rate, late, failed, latency, log and data IO, saturation).
 and reports each run, their mean, standard deviation and 95% confidence
 interval, in one result.
 
-When the server runs on this host (SQLite always; PostgreSQL or MySQL over a
-Unix socket, localhost or a loopback address), ceiling first times 200
-writes of 4 KiB + fdatasync of a file in --probe-dir (result key "host").
-Where the server times neither its log syncs nor its log-IO waits, the
-verdict estimates the commit-flush share from that probe: syncs per request
-× the probe's mean latency ÷ the mean request time. By default the probe
-writes next to the SQLite file, or, for a server that names its log
-directory (PostgreSQL: to a superuser), in the temporary directory or the
---out directory, whichever is on the log's file system; a probe known to be
-on another file system (a tmpfs /tmp) is not used for the estimate. Point
---probe-dir at the server's log device for a better estimate; --no-probe
-skips it.`,
+When the server runs on this host (SQLite always; PostgreSQL or MySQL over
+a Unix socket, localhost or a loopback address), ceiling first times 200
+writes of 4 KiB + fdatasync of a file in --probe-dir (result key "host"),
+and, on Linux, reads the kernel's counters of the block device holding the
+server's log directory while the test runs (result key "log_device": cache
+flushes, writes and their times). Where the server does not time its log
+syncs, the verdict takes a sync's time from that device (one write and one
+cache flush, a lower bound of what a commit waits), else from its sampled
+log-IO waits or the probe: syncs per request × that time ÷ the mean request
+time. By default the probe writes next to the SQLite file, or, for a server
+that names its log directory (PostgreSQL: to a superuser), in the temporary
+directory or the --out directory, whichever is on the log's file system; a
+probe known to be on another file system (a tmpfs /tmp) is not used for the
+estimate. Point --probe-dir at the server's log device for a better
+estimate; --no-probe skips it.`,
 		Example: fmt.Sprintf(`  ceiling run %[1]s
   ceiling run %[1]s -c 4 -T 20s
   ceiling run %[1]s --ops 10000 --durability full
