@@ -513,3 +513,31 @@ func TestLogRateLogDevice(t *testing.T) {
 		t.Fatalf("no device counters: %+v", c.Rule)
 	}
 }
+
+// TestContentionSerialSync: SQLite's single writer holds its lock while it
+// syncs; when those syncs fill most of the run's time, the contention
+// verdict names them and predicts relaxed durability's gain as a lower
+// bound (figures as measured at 4 writers, where relaxed then ran x9).
+func TestContentionSerialSync(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 4, Requests: 27000, RequestsPerSec: p(5410), MeanLatencyMs: p(0.74), InProcess: true,
+		SyncsPerReq: p(1.002), SyncMs: p(0.153), WaitMs: map[string]float64{WaitLock: 740, WaitLog: 160, WaitCPU: 100}}
+	c := ContentionRule(f)
+	want := "the writer holds the lock while its commit syncs the log: 5,421 log syncs/s × 0.153 ms = 83% of the time"
+	if !c.Matched || len(c.Evidence) < 2 || c.Evidence[1] != want {
+		t.Fatalf("%+v %q, want evidence %q", c.Rule, c.Evidence, want)
+	}
+	if s := c.Suggestions; len(s) != 3 || s[0].Action != "--durability relaxed (at least)" || math.Abs(*s[0].PredictedGain-1/(1-0.8294)) > 0.02 ||
+		!strings.HasPrefix(s[1].Action, "batch 10 rows per commit (at least)") {
+		t.Fatalf("suggestions %+v", s)
+	}
+	// Syncs a small share of the time (relaxed-like): named, no prediction.
+	f.SyncMs = p(0.01)
+	if c := ContentionRule(f); !c.Matched || len(c.Suggestions) != 1 || !strings.Contains(c.Evidence[1], "= 5% of the time") {
+		t.Fatalf("short syncs: %q %+v", c.Evidence, c.Suggestions)
+	}
+	// A server engine (row locks, not one writer): no such figure.
+	f.InProcess, f.SyncMs = false, p(0.153)
+	if c := ContentionRule(f); len(c.Evidence) != 1 || len(c.Suggestions) != 1 {
+		t.Fatalf("server engine: %q %+v", c.Evidence, c.Suggestions)
+	}
+}
