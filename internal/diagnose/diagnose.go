@@ -539,6 +539,7 @@ func LogRateRule(f Figures) Candidate {
 	}
 	sh := shares(f.WaitMs)
 	groupCommit := false // commits share flushes, and the log device's counters give their time
+	syncBound := false   // … and the log's syncs keep that device busy
 	score := 0.75
 	if sh != nil {
 		score = math.Max(sh[WaitLog], 0.5)
@@ -599,7 +600,7 @@ func LogRateRule(f Figures) Candidate {
 			parts = append(parts, busyHow+",")
 		}
 		c.Why = fmt.Sprintf("log %.2f MB/s; %s although commits share their flushes", *f.LogMBPerSec, strings.Join(parts, "; "))
-		groupCommit = okBusy
+		groupCommit, syncBound = okBusy, okBusy && busyLog >= MinLogBusy
 	}
 	c.Evidence = append(c.Evidence, c.Why)
 	if f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
@@ -607,6 +608,11 @@ func LogRateRule(f Figures) Candidate {
 	}
 	if groupCommit {
 		c.Suggestions = append(c.Suggestions, groupCommitSuggestions(f)...)
+	}
+	if syncBound {
+		// Commits queue for the log's syncs, not for its bytes: a faster
+		// flush, relaxed durability or bigger groups move the ceiling.
+		return c
 	}
 	c.Suggestions = append(c.Suggestions,
 		Suggestion{Action: "a tier or disk with a higher log write rate (throughput scales with it)"},

@@ -541,3 +541,30 @@ func TestContentionSerialSync(t *testing.T) {
 		t.Fatalf("server engine: %q %+v", c.Evidence, c.Suggestions)
 	}
 }
+
+// TestLogRateSuggestions: a log-rate verdict from the log's syncs keeping
+// the device busy suggests what shortens or shares the syncs, not a higher
+// log write rate; one from log-IO waits alone, with the device not busy
+// with syncs, keeps the write-rate suggestions.
+func TestLogRateSuggestions(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 4, Requests: 50000, RequestsPerSec: p(8313), MeanLatencyMs: p(0.48),
+		SyncsPerReq: p(0.518), CommitsPerReq: p(1), LogMBPerSec: p(0.83),
+		LogDevName: "vda", LogDevFlushMs: p(0.094), LogDevWriteMs: p(0.073),
+		WaitMs: map[string]float64{WaitLog: 610, WaitCPU: 250, WaitClient: 140}}
+	actions := func(c Candidate) string {
+		var a []string
+		for _, s := range c.Suggestions {
+			a = append(a, s.Action)
+		}
+		return strings.Join(a, " | ")
+	}
+	c := LogRateRule(f) // busy 0.518 × 8313 × 0.167 ms = 72%
+	if got := actions(c); !c.Matched || !strings.HasPrefix(got, "--durability relaxed (at least) | a log device with faster cache flushes") || strings.Contains(got, "higher log write rate") {
+		t.Fatalf("sync-bound: %q", got)
+	}
+	f.LogDevFlushMs, f.LogDevWriteMs = p(0.02), p(0.02) // busy 17%: matched on the waits
+	c = LogRateRule(f)
+	if got := actions(c); !c.Matched || !strings.Contains(got, "higher log write rate") || !strings.HasPrefix(got, "--durability relaxed (at least)") {
+		t.Fatalf("wait-bound: %q", got)
+	}
+}
