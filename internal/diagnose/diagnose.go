@@ -563,6 +563,11 @@ func LogRateRule(f Figures) Candidate {
 			*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
 	} else {
 		busyLog, busyHow, okBusy := logSyncBusy(f)
+		if okBusy && f.OpenLoop && (f.LatePct == nil || *f.LatePct <= MinLatePct) {
+			// A scheduled rate that the server keeps up with: a busy
+			// device is no ceiling while requests do not queue.
+			okBusy = false
+		}
 		waitOK := sh != nil && sh[WaitLog] >= MinLogWaitShare
 		switch {
 		case sh == nil && !okBusy:

@@ -568,3 +568,17 @@ func TestLogRateSuggestions(t *testing.T) {
 		t.Fatalf("wait-bound: %q", got)
 	}
 }
+
+// TestLogRateLogDeviceOpenLoop: in an open loop whose requests do not
+// queue, a busy log device is no ceiling; once they queue it is.
+func TestLogRateLogDeviceOpenLoop(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 8, Requests: 60000, RequestsPerSec: p(5000), MeanLatencyMs: p(0.5), OpenLoop: true, LatePct: p(0),
+		SyncsPerReq: p(0.6), SyncsAll: true, LogMBPerSec: p(0.92), LogDevName: "vda", LogDevFlushMs: p(0.115), LogDevWriteMs: p(0.086), LogDirectIO: true}
+	if c := LogRateRule(f); c.Matched {
+		t.Fatalf("unsaturated open loop: %+v", c.Rule)
+	}
+	f.LatePct = p(12)
+	if c := LogRateRule(f); !c.Matched || !strings.Contains(c.Why, "busy 60% of the time") {
+		t.Fatalf("late 12%%: %+v", c.Rule)
+	}
+}
