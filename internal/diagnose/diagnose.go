@@ -123,6 +123,13 @@ type Figures struct {
 	// log sync waits for the device's flush alone and relaxed durability
 	// keeps the write.
 	LogDirectIO bool
+	// CommitsWait says whether, under the durability setting in force,
+	// each commit waits for its log to be flushed (PostgreSQL
+	// synchronous_commit on, InnoDB innodb_flush_log_at_trx_commit 1,
+	// SQLite synchronous FULL); nil when not known. Syncs that commits do
+	// not wait for (SQLite's checkpoints in WAL mode at NORMAL, a
+	// background flush) are no commit's cost.
+	CommitsWait *bool
 	LogMBPerSec *float64
 	// PrevLogMBPerSec is the log MB/s of the previous (next lower rate) step.
 	PrevLogMBPerSec *float64
@@ -563,6 +570,12 @@ func LogRateRule(f Figures) Candidate {
 			*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
 	} else {
 		busyLog, busyHow, okBusy := logSyncBusy(f)
+		if f.CommitsWait == nil || !*f.CommitsWait {
+			// Commits that do not wait for the flushes (SQLite at
+			// NORMAL: the syncs are its checkpoints') queue for nothing
+			// there.
+			okBusy = false
+		}
 		if okBusy && f.OpenLoop && (f.LatePct == nil || *f.LatePct <= MinLatePct) {
 			// A scheduled rate that the server keeps up with: a busy
 			// device is no ceiling while requests do not queue.
@@ -579,7 +592,7 @@ func LogRateRule(f Figures) Candidate {
 				parts = append(parts, fmt.Sprintf("log-IO waits %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLog], 100*MinLogWaitShare))
 			}
 			if okBusy {
-				parts = append(parts, fmt.Sprintf("the log's syncs kept its device busy %.0f%% of the time < %.0f%%", 100*busyLog, 100*MinLogBusy))
+				parts = append(parts, fmt.Sprintf("the log's syncs kept its device busy %.3g%% of the time < %.0f%%", 100*busyLog, 100*MinLogBusy))
 			}
 			c.Why = strings.Join(parts, "; ")
 			return c
@@ -803,7 +816,7 @@ func ContentionRule(f Figures) Candidate {
 		// run's time is time no other writer can use; relaxed durability
 		// (or batching) frees it: a lower bound of the gain, as the
 		// lock's hand-offs shrink too (4 writers: x9 measured).
-		if share, how, ok := serialSyncShare(f); ok {
+		if share, how, ok := serialSyncShare(f); ok && f.CommitsWait != nil && *f.CommitsWait {
 			c.Evidence = append(c.Evidence, how)
 			if share >= MinCommitShare {
 				c.Suggestions = append(c.Suggestions, suggest("--durability relaxed (at least)", gainFromShare(share), f),

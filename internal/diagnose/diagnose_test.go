@@ -479,7 +479,7 @@ func TestLogRateLogDevice(t *testing.T) {
 	// Relaxed durability then ran x1.52.
 	f := Figures{Scope: "run", Threads: 4, Requests: 43929, RequestsPerSec: p(7321.5), MeanLatencyMs: p(0.545),
 		SyncsPerReq: p(0.526), SyncsAll: true, ServerCPUCores: p(0.857), Cores: p(2), LogMBPerSec: p(1.31),
-		LogDevName: "vda", LogDevFlushMs: p(0.100), LogDevWriteMs: p(0.076), LogDirectIO: true}
+		LogDevName: "vda", LogDevFlushMs: p(0.100), LogDevWriteMs: p(0.076), LogDirectIO: true, CommitsWait: yes}
 	v := Diagnose(f)
 	want := "log 1.31 MB/s; the log's syncs kept its device (vda) busy 68% of the time (3,851 fsyncs (log+data)/s × (0.076 ms write + 0.100 ms flush), kernel counters), although commits share their flushes"
 	if v.Bottleneck != LogRate || v.Evidence[0] != want {
@@ -507,6 +507,26 @@ func TestLogRateLogDevice(t *testing.T) {
 	if c := LogRateRule(g); c.Matched || !strings.Contains(c.Why, "see commit-flush") {
 		t.Fatalf("one flush per commit: %+v", c.Rule)
 	}
+	// Commits that do not wait for the syncs (SQLite at NORMAL in WAL
+	// mode, whose syncs are its checkpoints'): no ceiling from them, as in
+	// the README's main job (insert/delete, 4 connections: 283 syncs/s of
+	// 1.3 ms writes and 0.9 ms flushes).
+	h := Figures{Scope: "run", Threads: 4, Requests: 454404, RequestsPerSec: p(22719), MeanLatencyMs: p(0.175), InProcess: true,
+		SyncsPerReq: p(0.0125), SyncMs: p(2.29), LogMBPerSec: p(112), LogDevName: "vda", LogDevFlushMs: p(0.874), LogDevWriteMs: p(1.31),
+		CommitsWait: no, WaitMs: map[string]float64{WaitLog: 300, WaitLock: 340, WaitCPU: 360}}
+	if c := LogRateRule(h); c.Matched {
+		t.Fatalf("commits that do not wait: %+v", c.Rule)
+	}
+	if v := Diagnose(h); v.Bottleneck != Contention || len(v.Suggestions) != 1 || strings.Contains(strings.Join(v.Evidence, "|"), "holds the lock while") {
+		t.Fatalf("SQLite at NORMAL: %s %q %+v", v.Bottleneck, v.Evidence, v.Suggestions)
+	}
+	// Unknown durability setting: not assumed.
+	g.CommitsWait = nil
+	g.SyncsPerReq, g.RequestsPerSec = p(0.526), p(7321.5)
+	g.LogDevFlushMs, g.LogDevWriteMs = p(0.100), p(0.076)
+	if c := LogRateRule(g); c.Matched {
+		t.Fatalf("commits' wait unknown: %+v", c.Rule)
+	}
 	// Neither waits nor device counters: not applicable, as before.
 	g.LogDevFlushMs = nil
 	if c := LogRateRule(g); c.Matched || !strings.HasPrefix(c.Why, "not applicable") {
@@ -520,7 +540,7 @@ func TestLogRateLogDevice(t *testing.T) {
 // bound (figures as measured at 4 writers, where relaxed then ran x9).
 func TestContentionSerialSync(t *testing.T) {
 	f := Figures{Scope: "run", Threads: 4, Requests: 27000, RequestsPerSec: p(5410), MeanLatencyMs: p(0.74), InProcess: true,
-		SyncsPerReq: p(1.002), SyncMs: p(0.153), WaitMs: map[string]float64{WaitLock: 740, WaitLog: 160, WaitCPU: 100}}
+		SyncsPerReq: p(1.002), SyncMs: p(0.153), CommitsWait: yes, WaitMs: map[string]float64{WaitLock: 740, WaitLog: 160, WaitCPU: 100}}
 	c := ContentionRule(f)
 	want := "the writer holds the lock while its commit syncs the log: 5,421 log syncs/s × 0.153 ms = 83% of the time"
 	if !c.Matched || len(c.Evidence) < 2 || c.Evidence[1] != want {
@@ -548,7 +568,7 @@ func TestContentionSerialSync(t *testing.T) {
 // with syncs, keeps the write-rate suggestions.
 func TestLogRateSuggestions(t *testing.T) {
 	f := Figures{Scope: "run", Threads: 4, Requests: 50000, RequestsPerSec: p(8313), MeanLatencyMs: p(0.48),
-		SyncsPerReq: p(0.518), CommitsPerReq: p(1), LogMBPerSec: p(0.83),
+		SyncsPerReq: p(0.518), CommitsPerReq: p(1), LogMBPerSec: p(0.83), CommitsWait: yes,
 		LogDevName: "vda", LogDevFlushMs: p(0.094), LogDevWriteMs: p(0.073),
 		WaitMs: map[string]float64{WaitLog: 610, WaitCPU: 250, WaitClient: 140}}
 	actions := func(c Candidate) string {
@@ -573,7 +593,8 @@ func TestLogRateSuggestions(t *testing.T) {
 // queue, a busy log device is no ceiling; once they queue it is.
 func TestLogRateLogDeviceOpenLoop(t *testing.T) {
 	f := Figures{Scope: "run", Threads: 8, Requests: 60000, RequestsPerSec: p(5000), MeanLatencyMs: p(0.5), OpenLoop: true, LatePct: p(0),
-		SyncsPerReq: p(0.6), SyncsAll: true, LogMBPerSec: p(0.92), LogDevName: "vda", LogDevFlushMs: p(0.115), LogDevWriteMs: p(0.086), LogDirectIO: true}
+		SyncsPerReq: p(0.6), SyncsAll: true, LogMBPerSec: p(0.92), LogDevName: "vda", LogDevFlushMs: p(0.115), LogDevWriteMs: p(0.086), LogDirectIO: true,
+		CommitsWait: yes}
 	if c := LogRateRule(f); c.Matched {
 		t.Fatalf("unsaturated open loop: %+v", c.Rule)
 	}
@@ -582,3 +603,8 @@ func TestLogRateLogDeviceOpenLoop(t *testing.T) {
 		t.Fatalf("late 12%%: %+v", c.Rule)
 	}
 }
+
+var (
+	yes = func() *bool { b := true; return &b }()
+	no  = func() *bool { b := false; return &b }()
+)

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -340,5 +341,28 @@ func TestLogDeviceMismatch(t *testing.T) {
 	c[target.CtrDataSyncs], c[target.CtrLogDevFlushes] = 50, 3
 	if d := logDeviceOf("vda", c, 10, 40000); d.Note != "" {
 		t.Fatalf("relaxed run noted: %q", d.Note)
+	}
+}
+
+// TestCommitsWait: the durability setting in force tells whether each
+// commit waits for its log flush, per engine; an unknown value or setting
+// is not guessed.
+func TestCommitsWait(t *testing.T) {
+	for _, c := range []struct {
+		setting, during string
+		want            string // "true", "false", "nil"
+	}{
+		{"synchronous", "FULL", "true"}, {"synchronous", "NORMAL", "false"}, {"synchronous", "OFF", "false"},
+		{"synchronous_commit", "on", "true"}, {"synchronous_commit", "local", "true"}, {"synchronous_commit", "off", "false"},
+		{"innodb_flush_log_at_trx_commit", "1", "true"}, {"innodb_flush_log_at_trx_commit", "2", "false"}, {"innodb_flush_log_at_trx_commit", "0", "false"},
+		{"synchronous_commit", "maybe", "nil"}, {"DELAYED_DURABILITY", "FORCED", "nil"},
+	} {
+		got := "nil"
+		if w := commitsWait(target.DurabilityInfo{Setting: c.setting, During: c.during}); w != nil {
+			got = fmt.Sprint(*w)
+		}
+		if got != c.want {
+			t.Errorf("%s = %s: %s, want %s", c.setting, c.during, got, c.want)
+		}
 	}
 }

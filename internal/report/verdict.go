@@ -101,6 +101,43 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 		f.LogDevName = t.LogDevice.Name
 	}
 	f.LogDirectIO = t.LogDirectIO
+	f.CommitsWait = commitsWait(t.Durability)
+}
+
+// commitsWait says whether each commit waits for its log flush under the
+// durability setting in force during the run; nil when it cannot tell.
+func commitsWait(d target.DurabilityInfo) *bool {
+	v := strings.ToLower(strings.TrimSpace(d.During))
+	var wait bool
+	switch d.Setting {
+	case "synchronous": // SQLite in WAL mode: NORMAL syncs at checkpoints only
+		switch v {
+		case "full", "extra", "2", "3":
+			wait = true
+		case "normal", "off", "1", "0":
+		default:
+			return nil
+		}
+	case "synchronous_commit": // PostgreSQL: local, remote_write, on, remote_apply wait
+		switch v {
+		case "off":
+		case "local", "remote_write", "on", "remote_apply":
+			wait = true
+		default:
+			return nil
+		}
+	case "innodb_flush_log_at_trx_commit": // 1 (and MariaDB's 3) flush at commit
+		switch v {
+		case "1", "3":
+			wait = true
+		case "0", "2":
+		default:
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &wait
 }
 
 // fillInProcess completes SQLite's wait categories, which are the time
