@@ -170,7 +170,7 @@ type Costs struct {
 
 // LogDeviceStats are the log directory's block device's requests over the
 // measured run: the whole device's, the log's and anything else on it. A
-// mean time is nil when the device had no such requests.
+// mean time is nil under minDevRequests such requests.
 type LogDeviceStats struct {
 	Name          string   `json:"name"`
 	ReadsPerSec   float64  `json:"reads_per_sec"`
