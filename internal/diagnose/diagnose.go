@@ -257,7 +257,7 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 	if f.OpenLoop || b == nil || *b >= MaxUnsaturatedBusy || f.Threads < 1 {
 		return "", Suggestion{}, false
 	}
-	evidence = fmt.Sprintf("not saturated: %d threads keep the cores %.0f%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
+	evidence = fmt.Sprintf("not saturated: %d threads keep the cores %.3g%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
 		f.Threads, 100**b, 100*MaxUnsaturatedBusy)
 	s = Suggestion{Action: fmt.Sprintf("more threads (-c %d) or an open-loop ramp (--rates) to find the ceiling", 2*f.Threads)}
 	return evidence, s, true
