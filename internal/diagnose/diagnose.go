@@ -481,6 +481,15 @@ func logSyncBusy(f Figures) (busy float64, how string, ok bool) {
 	return busy, how, true
 }
 
+// commitsOrOne is the server's commits per request, or one transaction
+// per request where it gives no (or no positive) commit count.
+func commitsOrOne(f Figures) float64 {
+	if f.CommitsPerReq != nil && *f.CommitsPerReq > 0 {
+		return *f.CommitsPerReq
+	}
+	return 1
+}
+
 // groupCommitSuggestions: where commits share flushes, each commit still
 // waits for at least one sync after its record is written, which relaxed
 // durability would remove (the flush alone where the log is written with
@@ -489,11 +498,7 @@ func groupCommitSuggestions(f Figures) []Suggestion {
 	var out []Suggestion
 	reqMs, okReq := requestMs(f)
 	if devMs, _, ok := logDeviceSync(f); ok && okReq && logDevMeasured(f) {
-		commits := 1.0
-		if f.CommitsPerReq != nil && *f.CommitsPerReq > 0 {
-			commits = *f.CommitsPerReq
-		}
-		share := math.Min(commits*devMs/reqMs, 1)
+		share := math.Min(commitsOrOne(f)*devMs/reqMs, 1)
 		out = append(out, suggest("--durability relaxed (at least)", gainFromShare(share), f))
 	}
 	return append(out, Suggestion{Action: "a log device with faster cache flushes, or more threads to fill each commit group"})
@@ -598,11 +603,7 @@ func LogRateRule(f Figures) Candidate {
 			return c
 		}
 		if f.SyncsPerReq != nil {
-			commits := 1.0
-			if f.CommitsPerReq != nil && *f.CommitsPerReq > 0 {
-				commits = *f.CommitsPerReq
-			}
-			if *f.SyncsPerReq/commits >= MinSyncsPerCommit {
+			if *f.SyncsPerReq/commitsOrOne(f) >= MinSyncsPerCommit {
 				c.Why = "log-IO waits dominate but every commit flushes: see commit-flush"
 				return c
 			}
