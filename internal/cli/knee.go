@@ -34,6 +34,7 @@ type kneeFlags struct {
 	stepDur    time.Duration
 	stepWarmup time.Duration
 	precision  string
+	retries    int
 }
 
 // Defaults of the knee search.
@@ -60,6 +61,19 @@ The data is prepared once. Each probe is one open-loop step of
 cannot start within --late-after counted late). The search ramps up ×2 from
 --start until a probe breaks the SLO or --max passes, then bisects between the
 highest passing and the lowest failing rate until they are within --precision.
+
+A probe that breaks the SLO is run again at the same rate (--retries times,
+1 by default) and the rate fails only if every run does: a stall that does
+not recur (a checkpoint, a paused VM) is not the rate's limit, and should
+not stop the search at whatever rate it hit. Rates that failed and then
+passed are named at the end and in the result (knee.transient_rates);
+--retries 0 counts the first failure. Each re-run costs one more
+--step-duration.
+
+With few workers (-c, 1 by default) the knee may be ceiling's: the rate an
+open loop reaches is at most workers ÷ service time. The verdict, printed
+last, says so (client) when the workers were busy most of the time while
+the database served requests as fast as at the lower rates.
 
 SLO terms, comma-separated, all must hold:
   p50|p90|p95|p99|p999|max|mean < DURATION    e.g. p99<50ms
@@ -96,6 +110,7 @@ fail is not sustained.`,
 	fs.Var(durationValue{&f.stepDur}, "step-duration", "measured duration of each probe")
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "warm-up at each probe's rate before measuring it")
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
+	fs.IntVar(&f.retries, "retries", 1, "run a probe that breaks the SLO again up to this many times; its rate fails only if every run does (0: the first failure counts)")
 	w.Flags(fs)
 	f.open.bind(fs)
 	return cmd
@@ -133,6 +148,9 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 	if f.stepWarmup < 0 {
 		errs = append(errs, fmt.Errorf("--step-warmup must be zero or more, got %v", f.stepWarmup))
 	}
+	if f.retries < 0 || f.retries > knee.MaxRetries {
+		errs = append(errs, fmt.Errorf("--retries must be between 0 and %d, got %d", knee.MaxRetries, f.retries))
+	}
 	prec, err := parsePercent(f.precision)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--precision %w", err))
@@ -151,7 +169,7 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 	if len(errs) > 0 {
 		return nil, knee.Params{}, runner.Config{}, joinUsage(errs)
 	}
-	sp := knee.Params{Start: f.start, Max: f.max, Precision: prec / 100}
+	sp := knee.Params{Start: f.start, Max: f.max, Precision: prec / 100, Retries: f.retries}
 	cfg := runner.Config{Threads: f.threads, Interval: f.interval, Arrival: f.open.arrival, LateAfter: f.open.lateAfter, Seed: seed}
 	return slo, sp, cfg, nil
 }
@@ -186,9 +204,13 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 	e.printKneePlan(f, slo, sp, info)
 
 	var probes []*runner.Result
-	probe := func(ctx context.Context, rate float64) (knee.Outcome, error) {
+	probe := func(ctx context.Context, rate float64, retry int) (knee.Outcome, error) {
 		if e.isTTY {
-			fmt.Fprintf(e.stdout, "\r\033[Kprobe %d: %s/s for %v …", len(probes)+1, fmtRate(rate), f.stepWarmup+f.stepDur)
+			again := ""
+			if retry > 0 {
+				again = " again"
+			}
+			fmt.Fprintf(e.stdout, "\r\033[Kprobe %d: %s/s%s for %v …", len(probes)+1, fmtRate(rate), again, f.stepWarmup+f.stepDur)
 		}
 		pc := cfg
 		pc.Steps = []runner.Step{{Rate: rate, Duration: f.stepDur, Warmup: f.stepWarmup}}
@@ -207,7 +229,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		out := knee.Outcome{Partial: st.Partial || res.Partial}
 		out.Failed = slo.Check(figuresOf(st))
 		out.Pass = len(out.Failed) == 0
-		fmt.Fprintln(e.stdout, probeLine(len(probes), st, out))
+		fmt.Fprintln(e.stdout, probeLine(len(probes), st, out, retry))
 		return out, nil
 	}
 	kr, serr := knee.Search(ctx, sp, probe)
@@ -268,6 +290,14 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 		f.stepDur, warm, f.open.arrival, f.open.lateAfter, f.threads, info.Durability.Mode)
 	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one\n",
 		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision))
+	switch sp.Retries {
+	case 0:
+		fmt.Fprintln(e.stdout, "re-runs: none (--retries 0): a rate fails at its first failing probe")
+	case 1:
+		fmt.Fprintln(e.stdout, "re-runs: a probe that breaks the SLO is run once more; its rate fails only if both runs do")
+	default:
+		fmt.Fprintf(e.stdout, "re-runs: a probe that breaks the SLO is run up to %d more times; its rate fails only if every run does\n", sp.Retries)
+	}
 }
 
 // figuresOf extracts what the SLO looks at from a probe's step.
@@ -277,7 +307,7 @@ func figuresOf(st runner.StepResult) knee.Figures {
 	return fig
 }
 
-func probeLine(n int, st runner.StepResult, out knee.Outcome) string {
+func probeLine(n int, st runner.StepResult, out knee.Outcome, retry int) string {
 	late, p99, ach := "n/a", "n/a", "n/a"
 	if st.Scheduled > 0 {
 		late = fmt.Sprintf("%.2f%%", 100*float64(st.Late)/float64(st.Scheduled))
@@ -292,8 +322,12 @@ func probeLine(n int, st runner.StepResult, out knee.Outcome) string {
 	switch {
 	case out.Partial:
 		verdict = "interrupted"
+	case !out.Pass && retry > 0:
+		verdict = "FAIL again: " + strings.Join(out.Failed, "; ")
 	case !out.Pass:
 		verdict = "FAIL: " + strings.Join(out.Failed, "; ")
+	case retry > 0:
+		verdict = fmt.Sprintf("pass (run %d at this rate: the failure did not recur)", retry+1)
 	}
 	return fmt.Sprintf("probe %2d: %10s/s  achieved %-22s late %-8s p99 %-12s errors %-6d %s", n, fmtRate(st.Rate), ach, late, p99, st.Failed, verdict)
 }
@@ -301,7 +335,8 @@ func probeLine(n int, st runner.StepResult, out knee.Outcome) string {
 // kneeDoc turns the search's answer into the result's knee object.
 func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes []*runner.Result) report.Knee {
 	k := report.Knee{SLO: f.slo, SLOApplied: slo.String(), Start: sp.Start, Max: sp.Max, PrecisionPct: 100 * sp.Precision,
-		StepS: f.stepDur.Seconds(), StepWarmupS: f.stepWarmup.Seconds(), Stop: string(kr.Stop), Probes: []report.KneeProbe{}}
+		StepS: f.stepDur.Seconds(), StepWarmupS: f.stepWarmup.Seconds(), Retries: sp.Retries, Stop: string(kr.Stop),
+		Probes: []report.KneeProbe{}, TransientRates: append([]float64{}, kr.Transient...)}
 	if kr.Knee > 0 {
 		v := kr.Knee
 		k.Rate = &v
@@ -312,7 +347,7 @@ func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes 
 	}
 	step := 0
 	for i, p := range kr.Probes {
-		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed}
+		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed, Retry: p.Retry}
 		if kp.FailedTerms == nil {
 			kp.FailedTerms = []string{}
 		}

@@ -98,6 +98,7 @@ type openResult struct {
 		LatePct        *float64         `json:"late_pct"`
 		Failed         int64            `json:"failed"`
 		LatencyMs      map[string]any   `json:"latency_ms"`
+		ServiceMs      map[string]any   `json:"service_ms"`
 		DurationS      float64          `json:"duration_s"`
 		LogMBPerSec    *float64         `json:"log_mb_per_sec"`
 		LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
@@ -126,16 +127,20 @@ type openResult struct {
 		} `json:"steps"`
 	} `json:"runs"`
 	RepeatStats map[string]*stat `json:"repeat_stats"`
+	Verdict     any              `json:"verdict"`
 	Knee        *struct {
-		Rate             *float64 `json:"rate"`
-		FirstFailingRate *float64 `json:"first_failing_rate"`
-		SLO              string   `json:"slo"`
-		SLOApplied       string   `json:"slo_applied"`
-		Stop             string   `json:"stop"`
+		Rate             *float64  `json:"rate"`
+		FirstFailingRate *float64  `json:"first_failing_rate"`
+		SLO              string    `json:"slo"`
+		SLOApplied       string    `json:"slo_applied"`
+		Stop             string    `json:"stop"`
+		Retries          int       `json:"retries"`
+		TransientRates   []float64 `json:"transient_rates"`
 		Probes           []struct {
 			Rate        float64  `json:"rate"`
 			Pass        bool     `json:"pass"`
 			FailedTerms []string `json:"failed_terms"`
+			Retry       int      `json:"retry"`
 			Step        *int     `json:"step"`
 		} `json:"probes"`
 	} `json:"knee"`
@@ -388,14 +393,18 @@ func (m *markerWriter) Write(p []byte) (int, error) {
 func TestKneeSQLite(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "t.db")
-	t.Run("passes at max", func(t *testing.T) {
-		out := filepath.Join(dir, "max")
-		code, stdout, stderr := runCLI(t, context.Background(), "knee", "single-inserts", "--db", db, "--slo", "p99<500ms,late<5%",
-			"--start", "20", "--max", "80", "--step-duration", "250ms", "--out", out)
+	knee := func(t *testing.T, name string, args ...string) (openResult, string) {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		code, stdout, stderr := runCLI(t, context.Background(), append([]string{"knee", "single-inserts", "--db", db, "--step-duration", "250ms", "--out", out}, args...)...)
 		if code != 0 {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 		r, _ := readOpen(t, out)
+		return r, stdout
+	}
+	t.Run("passes at max", func(t *testing.T) {
+		r, stdout := knee(t, "max", "--slo", "p99<500ms,late<5%", "--start", "20", "--max", "80")
 		k := r.Knee
 		if k == nil || k.Rate == nil || *k.Rate != 80 || k.FirstFailingRate != nil || k.Stop != "max-passed" {
 			t.Fatalf("knee %+v", k)
@@ -406,28 +415,43 @@ func TestKneeSQLite(t *testing.T) {
 		if k.SLO != "p99<500ms,late<5%" || k.SLOApplied != "p99<500ms,late<5%,errors<1%" {
 			t.Fatalf("slo %q applied %q", k.SLO, k.SLOApplied)
 		}
-		for _, want := range []string{"stop rule:", "one open-loop step of 250ms", "probe  1:", "knee: at least 80/s"} {
+		if k.Retries != 1 || k.TransientRates == nil || len(k.TransientRates) != 0 {
+			t.Fatalf("retries %d transient %v, want 1 and []", k.Retries, k.TransientRates)
+		}
+		for _, want := range []string{"stop rule:", "re-runs: a probe that breaks the SLO is run once more", "one open-loop step of 250ms", "probe  1:", "knee: at least 80/s"} {
 			if !strings.Contains(stdout, want) {
 				t.Fatalf("console lacks %q:\n%s", want, stdout)
 			}
 		}
 	})
 	t.Run("fails at start", func(t *testing.T) {
-		out := filepath.Join(dir, "start")
-		code, stdout, stderr := runCLI(t, context.Background(), "knee", "single-inserts", "--db", db, "--slo", "p50<1us",
-			"--start", "20", "--step-duration", "250ms", "--out", out)
-		if code != 0 {
-			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-		}
-		r, _ := readOpen(t, out)
+		r, stdout := knee(t, "start", "--slo", "p50<1us", "--start", "20")
 		k := r.Knee
-		if k == nil || k.Rate != nil || k.FirstFailingRate == nil || *k.FirstFailingRate != 20 || k.Stop != "start-failed" || len(k.Probes) != 1 {
+		// The start rate failed, was run again (--retries 1 by default)
+		// and failed again: only then does the search give up.
+		if k == nil || k.Rate != nil || k.FirstFailingRate == nil || *k.FirstFailingRate != 20 || k.Stop != "start-failed" || len(k.Probes) != 2 {
 			t.Fatalf("knee %+v", k)
 		}
-		if k.Probes[0].Pass || len(k.Probes[0].FailedTerms) == 0 || !strings.Contains(k.Probes[0].FailedTerms[0], "p50") {
-			t.Fatalf("probe %+v", k.Probes[0])
+		for i, p := range k.Probes {
+			if p.Rate != 20 || p.Pass || p.Retry != i || len(p.FailedTerms) == 0 || !strings.Contains(p.FailedTerms[0], "p50") || p.Step == nil || *p.Step != i {
+				t.Fatalf("probe %d %+v", i, p)
+			}
 		}
-		if !strings.Contains(stdout, "knee: none") || !strings.Contains(stdout, "FAIL: p50") {
+		if len(r.Steps) != 2 || len(k.TransientRates) != 0 {
+			t.Fatalf("%d steps, transient %v", len(r.Steps), k.TransientRates)
+		}
+		for _, want := range []string{"knee: none", "FAIL: p50", "FAIL again: p50", "at 20/s (probe 2): p50"} {
+			if !strings.Contains(stdout, want) {
+				t.Fatalf("console lacks %q:\n%s", want, stdout)
+			}
+		}
+	})
+	t.Run("no re-runs", func(t *testing.T) {
+		r, stdout := knee(t, "noretry", "--slo", "p50<1us", "--start", "20", "--retries", "0")
+		if k := r.Knee; k == nil || k.Stop != "start-failed" || len(k.Probes) != 1 || k.Retries != 0 {
+			t.Fatalf("knee %+v", k)
+		}
+		if !strings.Contains(stdout, "re-runs: none (--retries 0)") {
 			t.Fatalf("console:\n%s", stdout)
 		}
 	})
@@ -475,6 +499,8 @@ func TestOpenLoopBadInput(t *testing.T) {
 		{"knee zero precision", knee("--slo", "p99<5ms", "--precision", "0%"), "--precision"},
 		{"knee bad precision", knee("--slo", "p99<5ms", "--precision", "tight"), "not a percentage"},
 		{"knee zero step", knee("--slo", "p99<5ms", "--step-duration", "0"), "--step-duration must be positive"},
+		{"knee negative retries", knee("--slo", "p99<5ms", "--retries", "-1"), "--retries must be between 0 and 5, got -1"},
+		{"knee too many retries", knee("--slo", "p99<5ms", "--retries", "6"), "--retries must be between 0 and 5, got 6"},
 		{"knee without workload", []string{"knee"}, "needs a workload"},
 	}
 	for _, tc := range tests {

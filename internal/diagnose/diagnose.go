@@ -22,7 +22,8 @@
 //	memory         the data-read wait share when measured, else the cache miss ratio
 //	cpu            the busy fraction of the cores (server or host, whichever is higher)
 //	contention     the lock wait share, or busy waits per request (capped at 0.8)
-//	client         the client's CPU fraction of its cores; 0.9 for scheduling lag
+//	client         the client's CPU fraction of its cores; 0.9 for scheduling lag; in an
+//	               open loop, the share of the time ceiling's workers were busy
 //
 // The verdict is the matching rule with the highest score; the others that
 // matched are kept in the evidence as runners-up, and every rule's outcome
@@ -33,6 +34,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -68,6 +70,8 @@ const (
 	MaxSchedLagP99Ms    = 10.0 // client (open loop): ceiling's own scheduling lag p99
 	MinClientWaitShare  = 0.4  // client (closed loop): sessions waiting for ceiling's next request …
 	MinClientCoresPerW  = 0.4  // … while ceiling burns at least this many cores per worker
+	MinWorkerBusy       = 0.8  // client (open loop): ceiling's workers busy at least this share of the time …
+	MaxServiceGrowth    = 1.5  // … while a request's service time is at most this × its time at low load
 	BatchRows           = 10   // rows per commit the batching suggestion assumes
 	maxGain             = 50.0 // predicted gains are capped here
 )
@@ -97,6 +101,12 @@ type Figures struct {
 	OpenLoop       bool
 	LatePct        *float64 // open loop: late requests, % of scheduled
 	SchedLagP99Ms  *float64 // open loop: ceiling's own scheduling lag
+	// Open loop: the step's mean service time (ms from each request's
+	// actual start to its end, so without its wait for a free worker), the
+	// lowest mean service time of the run's unsaturated steps below this
+	// step's rate (the database's time at low load), and the p99 of the
+	// wait for a free worker (start lag, ms).
+	ServiceMs, MinServiceMs, StartLagP99Ms *float64
 
 	// CommitsPerReq is the server's commits per request; nil when the server
 	// gives no commit counter (one transaction per request is then assumed).
@@ -305,9 +315,14 @@ func topFigures(f Figures) []string {
 	return out
 }
 
-// requestMs is the time one worker spends per request: the mean latency,
-// else threads ÷ requests/s.
+// requestMs is the time one worker spends per request: in an open loop the
+// mean service time (latency from the scheduled start includes the wait
+// for a free worker, which no resource of the database explains), else the
+// mean latency, else threads ÷ requests/s.
 func requestMs(f Figures) (float64, bool) {
+	if f.ServiceMs != nil && *f.ServiceMs > 0 {
+		return *f.ServiceMs, true
+	}
 	if f.MeanLatencyMs != nil && *f.MeanLatencyMs > 0 {
 		return *f.MeanLatencyMs, true
 	}
@@ -559,6 +574,12 @@ func LogRateRule(f Figures) Candidate {
 	if f.OpenLoop && f.PrevLogMBPerSec != nil && f.LatePct != nil {
 		if *f.LatePct <= MinLatePct {
 			c.Why = fmt.Sprintf("late %.1f%% ≤ %g%%: requests do not queue", *f.LatePct, MinLatePct)
+			return c
+		}
+		if busy, _, ok := workersBound(f); ok {
+			// The requests queued for ceiling's workers, not in the
+			// database: its log rate follows the workers' pace.
+			c.Why = fmt.Sprintf("requests queued for ceiling's %s (busy %.0f%%), not in the database: a flat log rate says nothing of the log", workersText(f.Threads), 100*busy)
 			return c
 		}
 		if *f.PrevLogMBPerSec <= 0 || *f.LogMBPerSec <= 0 {
@@ -834,7 +855,8 @@ func ContentionRule(f Figures) Candidate {
 // ClientRule: the load generator itself is the limit.
 func ClientRule(f Figures) Candidate {
 	c := Candidate{Rule: Rule{Name: Client}}
-	if f.ClientCPUPct == nil && f.SchedLagP99Ms == nil {
+	busy, workersEv, workers := workersBound(f)
+	if f.ClientCPUPct == nil && f.SchedLagP99Ms == nil && !workers {
 		c.Why = "not applicable: client CPU not measured"
 		return c
 	}
@@ -864,6 +886,18 @@ func ClientRule(f Figures) Candidate {
 		c.Matched, c.Score = true, math.Max(c.Score, 0.9)
 		c.Evidence = append(c.Evidence, fmt.Sprintf("ceiling's own scheduling lag p99 %.1f ms > %g ms", *f.SchedLagP99Ms, MaxSchedLagP99Ms))
 	}
+	if workers {
+		score := math.Min(busy, 1)
+		if f.InProcess {
+			// The embedded engine runs in the workers and takes one
+			// writer at a time: another rule that explains the
+			// service time (its syncs) comes first.
+			score = math.Min(score, 0.5)
+			workersEv += " (the embedded engine runs in the workers and takes one writer at a time: more workers help its reads, not its writes)"
+		}
+		c.Matched, c.Score = true, math.Max(c.Score, score)
+		c.Evidence = append(c.Evidence, workersEv)
+	}
 	if !c.Matched {
 		c.Why = "load generator keeps up"
 		if f.ClientCPUPct != nil {
@@ -873,6 +907,13 @@ func ClientRule(f Figures) Candidate {
 	}
 	c.Why = c.Evidence[0]
 	machine := (f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU) || (f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms)
+	if workers && !machine {
+		// The -c setting, not the machine: the database was not slowed
+		// by this load, so it was offered too few requests at once.
+		c.Evidence = append(c.Evidence, "the figures describe ceiling's -c, not the database's ceiling")
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: fmt.Sprintf("%d or more threads (-c), so more requests are in flight at once", max(2*f.Threads, 4))})
+		return c
+	}
 	if !machine && len(c.Suggestions) > 0 {
 		// Only the per-worker test matched and ceiling has cores to
 		// spare: each worker's own request-making, serial with the
@@ -958,4 +999,48 @@ func Thousands(v float64) string {
 		s = "-" + s
 	}
 	return s
+}
+
+// workersBound reports whether an open-loop step was held back by ceiling's
+// -c workers rather than by the database: the workers were busy at least
+// MinWorkerBusy of the time (requests/s × mean service time ÷ workers),
+// requests waited for a free one (start lag p99 at least 1 ms and at least
+// a service time), and the database served each request within
+// MaxServiceGrowth of its time at low load, so it did not queue them
+// itself. With a fixed number of workers the rate an open loop reaches is
+// at most workers ÷ service time, whatever the database could do with more.
+func workersBound(f Figures) (busy float64, evidence string, ok bool) {
+	if !f.OpenLoop || f.Threads <= 0 || f.RequestsPerSec == nil || f.ServiceMs == nil || f.MinServiceMs == nil ||
+		f.StartLagP99Ms == nil || *f.MinServiceMs <= 0 || *f.ServiceMs <= 0 {
+		return 0, "", false
+	}
+	busy = *f.RequestsPerSec * *f.ServiceMs / 1000 / float64(f.Threads)
+	growth := *f.ServiceMs / *f.MinServiceMs
+	if busy < MinWorkerBusy || growth > MaxServiceGrowth || *f.StartLagP99Ms < math.Max(1, *f.ServiceMs) {
+		return busy, "", false
+	}
+	were := "were"
+	if f.Threads == 1 {
+		were = "was"
+	}
+	evidence = fmt.Sprintf("ceiling's %s %s busy %.0f%% of the time (%.0f req/s × %s ms each) and requests waited for a free one (start lag p99 %s ms), while the database served each in %s ms, %.2f× its fastest at the lower rates (%s ms): the requests queued in ceiling, not in the database",
+		workersText(f.Threads), were, 100*busy, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
+	return busy, evidence, true
+}
+
+// msText writes milliseconds to three significant figures without an
+// exponent: 0.189, 49.8, 1000.
+func msText(v float64) string {
+	if v >= 100 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// workersText is "1 worker" or "n workers".
+func workersText(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", n)
 }

@@ -608,3 +608,90 @@ var (
 	yes = func() *bool { b := true; return &b }()
 	no  = func() *bool { b := false; return &b }()
 )
+
+// TestWorkersBound: figures of two real open-loop ramps. MariaDB with one
+// worker (-c 1) at 6000/s: the worker was busy all the time while the
+// database served each insert as fast as at 1000/s, so the ramp measured
+// ceiling's -c: the verdict is client, and the flat log rate does not make
+// it log-rate. PostgreSQL with 16 workers at 30000/s: the service time grew
+// ×3.5 over low load, so the requests queued in the database.
+func TestWorkersBound(t *testing.T) {
+	maria := Figures{Scope: "step 6 (6000/s)", Threads: 1, Requests: 16093, RequestsPerSec: p(5364), MeanLatencyMs: p(120), OpenLoop: true,
+		LatePct: p(10.57), SchedLagP99Ms: p(0.001), ClientCPUPct: p(6), ClientCores: 2, LogMBPerSec: p(0.97), PrevLogMBPerSec: p(0.91),
+		ServiceMs: p(0.186), MinServiceMs: p(0.179), StartLagP99Ms: p(319)}
+	v := Diagnose(maria)
+	if v.Bottleneck != Client {
+		t.Fatalf("bottleneck %q, want client: %v", v.Bottleneck, v.Evidence)
+	}
+	for _, want := range []string{"ceiling's 1 worker was busy 100% of the time (5364 req/s × 0.186 ms each)", "start lag p99 319 ms",
+		"1.04× its fastest at the lower rates (0.179 ms)", "the figures describe ceiling's -c, not the database's ceiling"} {
+		if !strings.Contains(strings.Join(v.Evidence, "\n"), want) {
+			t.Errorf("evidence lacks %q: %v", want, v.Evidence)
+		}
+	}
+	if len(v.Suggestions) != 1 || !strings.Contains(v.Suggestions[0].Action, "4 or more threads (-c)") || v.Suggestions[0].PredictedGain != nil {
+		t.Errorf("suggestions %+v, want one to raise -c, without a predicted gain", v.Suggestions)
+	}
+	if got := msText(1000.447) + " " + msText(49.83) + " " + msText(0.1857) + " " + msText(0.0004); got != "1000 49.8 0.186 0.0004" {
+		t.Errorf("msText: %q", got)
+	}
+	if c := LogRateRule(maria); c.Matched || !strings.Contains(c.Why, "requests queued for ceiling's 1 worker (busy 100%)") {
+		t.Errorf("log-rate on the workers' plateau: %+v", c.Rule)
+	}
+	// Without the low-load service time (the ramp's first step, or a
+	// result from before it was measured) nothing is claimed.
+	old := maria
+	old.MinServiceMs = nil
+	if c := ClientRule(old); c.Matched {
+		t.Errorf("no low-load service time: %+v", c.Rule)
+	}
+	if c := LogRateRule(old); !c.Matched {
+		t.Errorf("no low-load service time: log-rate as before, got %+v", c.Rule)
+	}
+	// Workers busy 70%: the database keeps up with them; nothing claimed.
+	light := maria
+	light.RequestsPerSec = p(3760)
+	if c := ClientRule(light); c.Matched {
+		t.Errorf("workers busy 70%%: %+v", c.Rule)
+	}
+
+	pg := Figures{Scope: "step 5 (30000/s)", Threads: 16, Requests: 58511, RequestsPerSec: p(19504), MeanLatencyMs: p(494), OpenLoop: true,
+		LatePct: p(34.9), SchedLagP99Ms: p(0.001), ClientCPUPct: p(16), ClientCores: 2, LogMBPerSec: p(2.16), PrevLogMBPerSec: p(1.88),
+		ServiceMs: p(0.819), MinServiceMs: p(0.234), StartLagP99Ms: p(1000)}
+	if c := ClientRule(pg); c.Matched {
+		t.Errorf("service time ×3.5: the database queued the requests, got %+v", c.Rule)
+	}
+	if _, _, ok := workersBound(pg); ok {
+		t.Error("workersBound with the service time ×3.5")
+	}
+	// In an open loop a request's own time is its service time: its wait
+	// for a free worker (here up to a second) is no resource's. PostgreSQL,
+	// one worker, full durability, 50000/s requested.
+	pg1 := Figures{Scope: "step 3 (50000/s)", Threads: 1, Requests: 15780, RequestsPerSec: p(5260), MeanLatencyMs: p(480), OpenLoop: true,
+		LatePct: p(89), CommitsPerReq: p(1.008), SyncsPerReq: p(1), LogMBPerSec: p(0.53), LogDevName: "vda", LogDevFlushMs: p(0.053), LogDevWriteMs: p(0.057),
+		CommitsWait: yes, ServiceMs: p(0.189), MinServiceMs: p(0.223), StartLagP99Ms: p(1000)}
+	if c := CommitFlushRule(pg1); !c.Matched || !strings.Contains(c.Why, "≥ 58% of each request's time (0.189 ms)") {
+		t.Errorf("commit-flush against the service time: %+v", c.Rule)
+	}
+	if v := Diagnose(pg1); v.Bottleneck != Client || !strings.Contains(strings.Join(v.Evidence, "|"), "runner-up: commit-flush") {
+		t.Errorf("verdict %q %v, want client with commit-flush the runner-up", v.Bottleneck, v.Evidence)
+	}
+	// SQLite (in-process), one worker, synchronous FULL, 16000/s requested:
+	// the worker is the engine's single writer, whose syncs take 89% of
+	// each request; commit-flush comes first, the workers second.
+	lite := Figures{Scope: "step 6 (16000/s)", Threads: 1, Requests: 19962, RequestsPerSec: p(6654), MeanLatencyMs: p(400), OpenLoop: true,
+		InProcess: true, LatePct: p(58), SyncMs: p(0.134), SyncsPerReq: p(1), LogMBPerSec: p(26), PrevLogMBPerSec: p(26.5),
+		ServiceMs: p(0.15), MinServiceMs: p(0.151), StartLagP99Ms: p(1000), ClientCPUPct: p(60), ClientCores: 2}
+	if v := Diagnose(lite); v.Bottleneck != CommitFlush || !strings.Contains(strings.Join(v.Evidence, "|"), "runner-up: client (score 0.50)") {
+		t.Errorf("SQLite: verdict %q %v, want commit-flush with client the runner-up", v.Bottleneck, v.Evidence)
+	}
+	if c := ClientRule(lite); !c.Matched || !strings.Contains(strings.Join(c.Evidence, "|"), "takes one writer at a time") {
+		t.Errorf("SQLite workers: %+v", c)
+	}
+	// A closed loop keeps its workers busy by design: never claimed.
+	closed := maria
+	closed.OpenLoop = false
+	if _, _, ok := workersBound(closed); ok {
+		t.Error("workersBound in a closed loop")
+	}
+}

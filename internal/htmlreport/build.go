@@ -90,14 +90,20 @@ func resultSections(r *report.Result, prefix string) ([]Section, error) {
 		return nil, err
 	}
 	secs = append(secs, Section{ID: id("server"), Title: "Server evidence over time", Sub: sub, Blocks: ev})
+	if r.Knee != nil {
+		secs = append(secs, Section{ID: id("knee"), Title: "Knee search", Sub: sub, Blocks: kneeBlocks(r)})
+	}
 	if len(r.Steps) > 0 {
 		st, err := stepBlocks(r)
 		if err != nil {
 			return nil, err
 		}
 		title := "Open-loop steps (LT)"
-		if isBatch(r.Steps) {
+		switch {
+		case isBatch(r.Steps):
 			title = "Batch-size steps"
+		case r.Knee != nil:
+			title = "Knee probes as open-loop steps (LT), in the order run"
 		}
 		secs = append(secs, Section{ID: id("steps"), Title: title, Sub: sub, Blocks: st})
 	}
@@ -136,7 +142,7 @@ func testBlocks(r *report.Result) []Block {
 		kv(&rows, "server location", "this host (host CPU and flush probe describe the server's machine)")
 	}
 	kv(&rows, "durability", durabilityText(r))
-	kv(&rows, "load model", loadText(r.Load))
+	kv(&rows, "load model", loadText(r))
 	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
 	if r.Load.WarmupS > 0 {
 		kv(&rows, "warm-up (excluded)", strconv.FormatFloat(r.Load.WarmupS, 'f', -1, 64)+" s")
@@ -938,7 +944,12 @@ func glance(r *report.Result) string {
 	if r.Verdict != nil {
 		parts = append(parts, "verdict: "+r.Verdict.Bottleneck)
 	}
-	if len(r.Steps) > 1 && !isBatch(r.Steps) {
+	if k := r.Knee; k != nil {
+		parts = append(parts, strings.TrimPrefix(report.KneeAnswer(k), "knee: "))
+		if n := len(k.TransientRates); n > 0 {
+			parts = append(parts, fmt.Sprintf("transient failures at %d rate(s), passed when run again", n))
+		}
+	} else if len(r.Steps) > 1 && !isBatch(r.Steps) {
 		// A ramp: its overall averages mix the steps; say how far it kept up.
 		if v := maxSustained(r.Steps); v != nil {
 			parts = append(parts, "kept up to "+rate(*v)+" req/s")
@@ -968,4 +979,67 @@ func glance(r *report.Result) string {
 	}
 	parts = append(parts, fmt.Sprintf("%d errors", r.Summary.Errors))
 	return strings.Join(parts, " · ")
+}
+
+// kneeLoadText describes a knee search's load: its probes and their rates.
+func kneeLoadText(r *report.Result) string {
+	k := r.Knee
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range k.Probes {
+		lo, hi = math.Min(lo, p.Rate), math.Max(hi, p.Rate)
+	}
+	s := fmt.Sprintf("knee search for %s: %d open-loop probes of %s s", k.SLOApplied, len(k.Probes), strconv.FormatFloat(k.StepS, 'f', -1, 64))
+	if k.StepWarmupS > 0 {
+		s += fmt.Sprintf(" (after %s s warm-up)", strconv.FormatFloat(k.StepWarmupS, 'f', -1, 64))
+	}
+	if len(k.Probes) > 0 {
+		s += fmt.Sprintf(", %s to %s req/s", rate(lo), rate(hi))
+	}
+	return s
+}
+
+// kneeBlocks are the answer of a knee search and its probes in the order
+// run.
+func kneeBlocks(r *report.Result) []Block {
+	k := r.Knee
+	blocks := []Block{{Para: report.KneeAnswer(k)}}
+	var rows, marks [][]string
+	for i, p := range k.Probes {
+		outcome := "pass"
+		switch {
+		case p.Partial:
+			outcome = "interrupted"
+		case !p.Pass:
+			outcome = "FAIL"
+		}
+		run := "first"
+		if p.Retry > 0 {
+			run = fmt.Sprintf("re-run %d", p.Retry)
+		}
+		m := make([]string, 5)
+		if outcome == "FAIL" {
+			m[2] = "sat"
+		}
+		rows = append(rows, []string{strconv.Itoa(i + 1), rate(p.Rate), outcome, run, strings.Join(p.FailedTerms, "; ")})
+		marks = append(marks, m)
+	}
+	retries := "a rate failed at its first failing probe (--retries 0)"
+	if k.Retries > 0 {
+		retries = "a probe that broke the SLO was run again once, and its rate failed only if both runs did"
+		if k.Retries > 1 {
+			retries = fmt.Sprintf("a probe that broke the SLO was run again up to %d times, and its rate failed only if every run did", k.Retries)
+		}
+	}
+	blocks = append(blocks, Block{Table: &Table{
+		Caption: fmt.Sprintf("Probes in the order run (SLO %s; ramp ×2 from %s req/s, then bisection to within %g%%; %s; search ended: %s)",
+			k.SLOApplied, rate(k.Start), k.PrecisionPct, retries, k.Stop),
+		Head: []string{"probe", "requested req/s", "outcome", "run at this rate", "SLO terms broken"}, Rows: rows, Marks: marks, Align: "rrlll"}})
+	if lines := report.TransientLines(r); len(lines) > 0 {
+		var items []string
+		for _, l := range lines[1 : len(lines)-1] {
+			items = append(items, strings.TrimSpace(l))
+		}
+		blocks = append(blocks, Block{Para: lines[0]}, Block{List: items}, Block{Note: strings.TrimSpace(lines[len(lines)-1])})
+	}
+	return blocks
 }

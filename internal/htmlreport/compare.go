@@ -155,6 +155,22 @@ func Compare(ins []Input) *Comparison {
 	text("durability", "durability", func(r *report.Result) string { return string(r.Target.Durability.Mode) })
 	text("threads", "threads", func(r *report.Result) string { return fmt.Sprint(r.Load.Threads) })
 	text("runs", "runs", func(r *report.Result) string { return fmt.Sprint(max(r.Load.Repeat, 1)) })
+	if anyKnee(ins) {
+		// A knee search's answer is its headline: the highest rate meeting
+		// the SLO (its overall req/s mixes the probes).
+		text("knee_slo", "knee SLO", func(r *report.Result) string {
+			if r.Knee == nil {
+				return "n/a"
+			}
+			return r.Knee.SLOApplied
+		})
+		c.addFigure("knee_rate", "knee req/s", "headline", 1, func(r *report.Result) *float64 {
+			if r.Knee == nil || r.Knee.Rate == nil {
+				return nil
+			}
+			return f64(*r.Knee.Rate)
+		}, false)
+	}
 	for _, f := range figures {
 		c.addFigure(f.key, f.label, f.group, f.higher, f.get, true)
 	}
@@ -556,4 +572,13 @@ func markOf(spread string) string {
 		return "within"
 	}
 	return ""
+}
+
+func anyKnee(ins []Input) bool {
+	for _, in := range ins {
+		if in.Result.Knee != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -190,7 +190,7 @@ func Describe(r *report.Result) string {
 	if r.Load.Threads != 1 {
 		s += "s"
 	}
-	s += ", " + loadText(r.Load)
+	s += ", " + loadText(r)
 	if d := durabilityText(r); d != "" {
 		s += ", durability " + d
 	}
@@ -204,8 +204,11 @@ func Describe(r *report.Result) string {
 }
 
 // loadText describes the load model.
-func loadText(l report.Load) string {
+func loadText(r *report.Result) string {
+	l := r.Load
 	switch {
+	case r.Knee != nil:
+		return kneeLoadText(r)
 	case l.Model != "open":
 		s := "closed loop"
 		if l.DurationS != nil {

@@ -27,6 +27,7 @@ const (
 	fxBatches = "testdata/batches.json"     // bulk-load --batches 10:1000:x10 --step 2s --no-index
 	fxRampRep = "testdata/ramp-repeat.json" // --rates 500:2000:x2 --step 2s --repeat 2
 	fxTPCC    = "testdata/tpcc-pg.json"     // tpcc on PostgreSQL with --isolate 2s
+	fxKnee    = "testdata/knee-mysql.json"  // knee on MariaDB, 20-80/s, with one stall (a table lock) at 40/s
 )
 
 func load(t *testing.T, paths ...string) []Input {
@@ -112,6 +113,7 @@ var cases = []struct {
 	{"pg", []string{fxPG}, []string{"Throughput", "Log writes", "CPU", "Wait categories"}},
 	{"batches", []string{fxBatches}, []string{"Throughput by batch size", "Latency by batch size", "Log writes"}},
 	{"ramp-repeat", []string{fxRampRep}, []string{"Requested vs achieved rate (LT)", "Requests/s by run"}},
+	{"knee", []string{fxKnee}, []string{"Requested vs achieved rate (LT)", "Latency by step", "Log device vda"}},
 	{"multi", []string{fxFull, fxRelaxed, fxRepeat}, []string{"req/s by result", "p99 ms by result", "log syncs/req by result"}},
 }
 
@@ -496,6 +498,74 @@ func TestCheckAgreement(t *testing.T) {
 	} {
 		if got := (Check{Action: c.action, Predicted: c.predicted, Measured: m(c.measure)}).Agreement(); got != c.want {
 			t.Errorf("%s predicted ×%g, measured ×%g: %q, want %q", c.action, c.predicted, c.measure, got, c.want)
+		}
+	}
+}
+
+// TestKneeReport: a knee result's report leads with the search's answer,
+// lists the probes in the order run with their re-runs, and names the
+// transient failure (the fixture's 40/s probe, stalled by a table lock,
+// passed when run again).
+func TestKneeReport(t *testing.T) {
+	ins := load(t, fxKnee)
+	k := ins[0].Result.Knee
+	if k == nil || k.Retries != 1 || len(k.TransientRates) != 1 || k.TransientRates[0] != 40 || len(k.Probes) != 4 {
+		t.Fatalf("fixture's knee: %+v", k)
+	}
+	html := renderHTML(t, ins)
+	for _, want := range []string{
+		"<h2>Knee search</h2>", "<h2>Knee probes as open-loop steps (LT), in the order run</h2>",
+		"knee search for p99&lt;300ms,late&lt;1%,errors&lt;1%: 4 open-loop probes of 2 s, 20 to 80 req/s",
+		"at least 80/s — the SLO p99&lt;300ms,late&lt;1%,errors&lt;1% still holds at --max",
+		"transient failures at 1 rate(s), passed when run again",
+		`<td class="l">re-run 1</td>`, "p99 762.367ms ≥ 300ms",
+		"a probe that broke the SLO was run again once, and its rate failed only if both runs did",
+		"transient failures: 1 of 4 probes broke the SLO, and a re-run at the same rate passed:",
+		"40/s (probe 2): p99 762.367ms ≥ 300ms; worst interval: p99 762 ms, max 787 ms, 1-2 s into the probe",
+		"at 80/s (probe 4), the highest rate that met the SLO (none broke it)",
+		"ceiling run single-inserts --rate 80 -T 10m",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("knee report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "open-loop ramp of") {
+		t.Error("a knee search described as a ramp")
+	}
+	// Without re-runs there is no transient list.
+	k.TransientRates = nil
+	if html := renderHTML(t, ins); strings.Contains(html, "transient failures") {
+		t.Error("transient failures reported with none in the result")
+	}
+}
+
+// TestCompareKnee: comparing knee searches puts their answers (and the
+// SLOs they answer) side by side.
+func TestCompareKnee(t *testing.T) {
+	ins := load(t, fxKnee, fxKnee)
+	v := 160.0
+	ins[1].Result.Knee.Rate = &v
+	var out strings.Builder
+	if err := Compare(ins).WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	var knee string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "knee req/s") {
+			knee = line
+		}
+	}
+	if f := strings.Fields(knee); len(f) < 5 || f[2] != "80.00" || f[3] != "160.0" || f[4] != "×2.00" {
+		t.Errorf("knee row %q, want 80 and 160 (×2.00)\n%s", knee, out.String())
+	}
+	if n := strings.Count(out.String(), "knee search for p99<300ms,late<1%,errors<1%"); n != 2 {
+		t.Errorf("the SLO named %d times, want once per result\n%s", n, out.String())
+	}
+	if out := Compare(load(t, fxFull, fxRelaxed)); len(out.Rows) > 0 {
+		for _, r := range out.Rows {
+			if strings.HasPrefix(r.Key, "knee") {
+				t.Errorf("row %q without a knee result", r.Key)
+			}
 		}
 	}
 }

@@ -126,7 +126,7 @@ func TestCheck(t *testing.T) {
 
 // capacity is a fake target that meets the SLO up to limit requests/s.
 func capacity(limit float64, calls *[]float64) ProbeFunc {
-	return func(_ context.Context, rate float64) (Outcome, error) {
+	return func(_ context.Context, rate float64, _ int) (Outcome, error) {
 		*calls = append(*calls, rate)
 		if rate <= limit {
 			return Outcome{Pass: true}, nil
@@ -218,7 +218,7 @@ func TestSearchStops(t *testing.T) {
 	boom := errors.New("connection refused")
 	t.Run("probe error", func(t *testing.T) {
 		n := 0
-		res, err := Search(context.Background(), Params{Start: 10, Max: 1000, Precision: 0.05}, func(context.Context, float64) (Outcome, error) {
+		res, err := Search(context.Background(), Params{Start: 10, Max: 1000, Precision: 0.05}, func(context.Context, float64, int) (Outcome, error) {
 			n++
 			if n == 3 {
 				return Outcome{}, boom
@@ -231,7 +231,7 @@ func TestSearchStops(t *testing.T) {
 	})
 	t.Run("interrupted", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		res, err := Search(ctx, Params{Start: 10, Max: 1000, Precision: 0.05}, func(_ context.Context, rate float64) (Outcome, error) {
+		res, err := Search(ctx, Params{Start: 10, Max: 1000, Precision: 0.05}, func(_ context.Context, rate float64, _ int) (Outcome, error) {
 			if rate == 40 {
 				cancel()
 				return Outcome{Partial: true}, nil
@@ -253,10 +253,122 @@ func TestSearchStops(t *testing.T) {
 		}
 	})
 	t.Run("bad params", func(t *testing.T) {
-		for _, p := range []Params{{Start: 0, Max: 10, Precision: 0.05}, {Start: 10, Max: 5, Precision: 0.05}, {Start: 1, Max: 10, Precision: 0}, {Start: 1, Max: 10, Precision: 1}, {Start: 1, Max: 10, Precision: 0.1, Factor: 1}} {
-			if _, err := Search(context.Background(), p, func(context.Context, float64) (Outcome, error) { return Outcome{}, nil }); err == nil {
+		for _, p := range []Params{{Start: 0, Max: 10, Precision: 0.05}, {Start: 10, Max: 5, Precision: 0.05}, {Start: 1, Max: 10, Precision: 0}, {Start: 1, Max: 10, Precision: 1}, {Start: 1, Max: 10, Precision: 0.1, Factor: 1}, {Start: 1, Max: 10, Precision: 0.1, Retries: -1}, {Start: 1, Max: 10, Precision: 0.1, Retries: MaxRetries + 1}} {
+			if _, err := Search(context.Background(), p, func(context.Context, float64, int) (Outcome, error) { return Outcome{}, nil }); err == nil {
 				t.Errorf("%+v: want an error", p)
 			}
+		}
+	})
+}
+
+// stalls is a fake target that meets the SLO up to limit requests/s except
+// that the probes numbered in stallAt (0-based, in the order run) fail, as
+// a server stall would make them.
+func stalls(limit float64, stallAt map[int]bool, calls *[]float64, retries *[]int) ProbeFunc {
+	return func(_ context.Context, rate float64, retry int) (Outcome, error) {
+		n := len(*calls)
+		*calls = append(*calls, rate)
+		*retries = append(*retries, retry)
+		if rate <= limit && !stallAt[n] {
+			return Outcome{Pass: true}, nil
+		}
+		return Outcome{Failed: []string{"p99 too high"}}, nil
+	}
+}
+
+func TestSearchRetries(t *testing.T) {
+	p := Params{Start: 10, Max: 1e6, Precision: 0.05}
+	t.Run("a stall on the ramp bounds the search without retries", func(t *testing.T) {
+		var calls []float64
+		var retries []int
+		res, err := Search(context.Background(), p, stalls(2000, map[int]bool{7: true}, &calls, &retries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FirstFailing != 1280 || res.Knee > 1280 || len(res.Transient) != 0 {
+			t.Fatalf("knee %g first failing %g transient %v (probes %v)", res.Knee, res.FirstFailing, res.Transient, calls)
+		}
+	})
+	t.Run("a stall that does not recur is run again and passed over", func(t *testing.T) {
+		var calls []float64
+		var retries []int
+		p := p
+		p.Retries = 1
+		res, err := Search(context.Background(), p, stalls(2000, map[int]bool{7: true}, &calls, &retries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// probe 7 (1280/s) failed, its re-run passed, and the ramp went on.
+		if calls[7] != 1280 || calls[8] != 1280 || retries[7] != 0 || retries[8] != 1 || calls[9] != 2560 {
+			t.Fatalf("probes %v retries %v", calls, retries)
+		}
+		if res.Knee > 2000 || res.Knee < 2000/(1+p.Precision) || res.FirstFailing <= 2000 {
+			t.Fatalf("knee %g first failing %g, want the bracket around 2000 (probes %v)", res.Knee, res.FirstFailing, calls)
+		}
+		if len(res.Transient) != 1 || res.Transient[0] != 1280 {
+			t.Fatalf("transient %v, want [1280]", res.Transient)
+		}
+		if pr := res.Probes[8]; pr.Rate != 1280 || pr.Retry != 1 || !pr.Pass || res.Probes[7].Pass {
+			t.Fatalf("probes[7..8] %+v %+v", res.Probes[7], pr)
+		}
+	})
+	t.Run("a failure that recurs bounds the search", func(t *testing.T) {
+		var calls []float64
+		var retries []int
+		p := p
+		p.Retries = 2
+		res, err := Search(context.Background(), p, stalls(730, nil, &calls, &retries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Knee > 730 || res.Knee < 730/(1+p.Precision) || res.FirstFailing <= 730 || len(res.Transient) != 0 {
+			t.Fatalf("knee %g first failing %g transient %v", res.Knee, res.FirstFailing, res.Transient)
+		}
+		// Every failing rate was run three times in a row, every passing one once.
+		for i := 0; i < len(calls); {
+			n := 1
+			for i+n < len(calls) && calls[i+n] == calls[i] {
+				n++
+			}
+			want := 1
+			if calls[i] > 730 {
+				want = 3
+			}
+			if n != want {
+				t.Fatalf("rate %g probed %d times in a row, want %d (probes %v)", calls[i], n, want, calls)
+			}
+			for j := 0; j < n; j++ {
+				if retries[i+j] != j || res.Probes[i+j].Retry != j {
+					t.Fatalf("probe %d at %g: retry %d, want %d", i+j, calls[i], retries[i+j], j)
+				}
+			}
+			i += n
+		}
+	})
+	t.Run("the start rate is run again before the search gives up", func(t *testing.T) {
+		var calls []float64
+		var retries []int
+		p := p
+		p.Retries = 1
+		res, err := Search(context.Background(), p, stalls(2000, map[int]bool{0: true}, &calls, &retries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stop != StopConverged || calls[0] != 10 || calls[1] != 10 || res.Transient[0] != 10 {
+			t.Fatalf("stop %q probes %v transient %v", res.Stop, calls, res.Transient)
+		}
+	})
+	t.Run("re-runs count against the probe limit", func(t *testing.T) {
+		var calls []float64
+		var retries []int
+		p := Params{Start: 10, Max: 1e6, Precision: 0.05, Retries: 3, MaxProbes: 9}
+		res, err := Search(context.Background(), p, stalls(100, nil, &calls, &retries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 10..80 pass (4), 160 fails 4 times (8), 120 once more hits the limit.
+		if res.Stop != StopProbeLimit || len(calls) != 9 || res.FirstFailing != 160 || res.Knee != 80 {
+			t.Fatalf("stop %q probes %v knee %g first failing %g", res.Stop, calls, res.Knee, res.FirstFailing)
 		}
 	})
 }

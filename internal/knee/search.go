@@ -16,9 +16,10 @@ type Outcome struct {
 	Partial bool
 }
 
-// ProbeFunc runs one probe at rate requests/s and reports its outcome. An
+// ProbeFunc runs one probe at rate requests/s and reports its outcome; retry
+// is 0 for a rate's first probe and n for its n-th re-run after failures. An
 // error aborts the search.
-type ProbeFunc func(ctx context.Context, rate float64) (Outcome, error)
+type ProbeFunc func(ctx context.Context, rate float64, retry int) (Outcome, error)
 
 // Params bound the search.
 type Params struct {
@@ -26,8 +27,15 @@ type Params struct {
 	Max       float64 // highest rate probed
 	Precision float64 // stop when (failing - passing) <= Precision × passing; 0.05 = 5%
 	Factor    float64 // growth of the ramp-up (default 2)
-	MaxProbes int     // safety bound on the number of probes (default 60)
+	MaxProbes int     // safety bound on the number of probes, re-runs included (default 60)
+	// Retries is how many times a failing probe is run again at the same
+	// rate before the rate counts as failing: the rate passes when any of
+	// its runs passes. 0 counts the first failure.
+	Retries int
 }
+
+// MaxRetries bounds Params.Retries.
+const MaxRetries = 5
 
 // Validate checks the parameters.
 func (p Params) Validate() error {
@@ -40,6 +48,9 @@ func (p Params) Validate() error {
 	}
 	if !(p.Precision > 0 && p.Precision < 1) {
 		errs = append(errs, fmt.Errorf("precision must be above 0%% and below 100%%, got %g%%", 100*p.Precision))
+	}
+	if p.Retries < 0 || p.Retries > MaxRetries {
+		errs = append(errs, fmt.Errorf("retries must be between 0 and %d, got %d", MaxRetries, p.Retries))
 	}
 	if p.Factor != 0 && !(p.Factor > 1) {
 		errs = append(errs, fmt.Errorf("ramp factor must be above 1, got %g", p.Factor))
@@ -63,7 +74,8 @@ const (
 
 // Probe is one probe of the search, in the order run.
 type Probe struct {
-	Rate float64
+	Rate  float64
+	Retry int // 0: the rate's first probe; n: its n-th re-run after failures
 	Outcome
 }
 
@@ -74,15 +86,22 @@ type Result struct {
 	// FirstFailing is the lowest rate that failed above Knee, 0 when none did.
 	FirstFailing float64
 	Probes       []Probe
-	Stop         Stop
+	// Transient lists the rates whose probe failed and then passed when
+	// run again, in the order probed: failures that did not recur.
+	Transient []float64
+	Stop      Stop
 }
 
 // Search finds the highest rate meeting the SLO. It ramps up geometrically
 // (Start, Start×Factor, … capped at Max) until a probe fails or Max passes,
 // then bisects between the highest passing and the lowest failing rate
 // until they are within Precision of each other. It assumes that passing is
-// monotonic in the rate; a noisy probe can only move the answer within the
-// bracket it was probed in.
+// monotonic in the rate. A failing probe is run again up to Retries times
+// and its rate passes when any run passes, so that a one-off stall of the
+// server (seconds of a checkpoint, a paused VM) does not cap the search at
+// the rate it happened to hit; such rates are listed in Transient. A rate
+// that fails every run bounds the search as before, and a noisy probe can
+// only move the answer within the bracket it was probed in.
 //
 // Search returns what it found so far together with the error when a probe
 // fails or ctx is cancelled.
@@ -98,7 +117,7 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 	}
 	var res Result
 	// run probes rate; it reports false when the search must stop.
-	run := func(rate float64) (Outcome, bool, error) {
+	run := func(rate float64, retry int) (Outcome, bool, error) {
 		if len(res.Probes) >= p.MaxProbes {
 			res.Stop = StopProbeLimit
 			return Outcome{}, false, nil
@@ -107,27 +126,45 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 			res.Stop = StopInterrupted
 			return Outcome{}, false, err
 		}
-		out, err := probe(ctx, rate)
+		out, err := probe(ctx, rate, retry)
 		if err != nil {
 			res.Stop = StopProbeFailure
 			return out, false, err
 		}
-		res.Probes = append(res.Probes, Probe{Rate: rate, Outcome: out})
+		res.Probes = append(res.Probes, Probe{Rate: rate, Retry: retry, Outcome: out})
 		if out.Partial {
 			res.Stop = StopInterrupted
 			return out, false, ctx.Err()
 		}
 		return out, true, nil
 	}
+	// try probes rate, running a failing probe again up to p.Retries
+	// times: the rate passes when any run passes.
+	try := func(rate float64) (pass, ok bool, err error) {
+		for retry := 0; ; retry++ {
+			out, ok, err := run(rate, retry)
+			switch {
+			case !ok:
+				return false, false, err
+			case out.Pass:
+				if retry > 0 {
+					res.Transient = append(res.Transient, rate)
+				}
+				return true, true, nil
+			case retry >= p.Retries:
+				return false, true, nil
+			}
+		}
+	}
 
 	// Ramp up.
 	rate := p.Start
 	for {
-		out, ok, err := run(rate)
+		pass, ok, err := try(rate)
 		if !ok {
 			return res, err
 		}
-		if !out.Pass {
+		if !pass {
 			res.FirstFailing = rate
 			break
 		}
@@ -150,11 +187,11 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 			res.Stop = StopNoProgress
 			return res, nil
 		}
-		out, ok, err := run(mid)
+		pass, ok, err := try(mid)
 		if !ok {
 			return res, err
 		}
-		if out.Pass {
+		if pass {
 			res.Knee = mid
 		} else {
 			res.FirstFailing = mid

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/runner"
@@ -23,6 +24,12 @@ type Knee struct {
 	PrecisionPct     float64  `json:"precision_pct"`
 	StepS            float64  `json:"step_s"`
 	StepWarmupS      float64  `json:"step_warmup_s"`
+	// Retries is how many times a failing probe was run again at its rate
+	// (--retries); a rate failed only when every run did.
+	Retries int `json:"retries"`
+	// TransientRates are the rates whose probe failed and then passed when
+	// run again (a stall that did not recur), in the order probed.
+	TransientRates []float64 `json:"transient_rates"`
 	// Stop says why the search ended: converged, max-passed, start-failed,
 	// interrupted, probe-limit, probe-error, no-progress.
 	Stop   string      `json:"stop"`
@@ -35,7 +42,8 @@ type KneeProbe struct {
 	Pass        bool     `json:"pass"`
 	Partial     bool     `json:"partial"` // interrupted: its outcome was not used
 	FailedTerms []string `json:"failed_terms"`
-	Step        *int     `json:"step"` // index into steps[]; null when the probe measured nothing
+	Retry       int      `json:"retry"` // 0: the rate's first probe; n: its n-th re-run after failures
+	Step        *int     `json:"step"`  // index into steps[]; null when the probe measured nothing
 }
 
 // BuildKnee assembles the document of a knee search: probes[i] is the run
@@ -79,7 +87,37 @@ func BuildKnee(p Params, probes []*runner.Result, k Knee) (*Result, error) {
 		step += len(r.Steps)
 	}
 	res.Knee = &k
+	setKneeVerdict(res)
 	return res, nil
+}
+
+// setKneeVerdict makes a knee search's verdict that of the probe that set
+// its answer: the last run at the first failing rate (every run there broke
+// the SLO), or, when none failed, the passing run at the knee. A probe whose
+// failure did not recur is not where the ceiling lies, so the ramp's rule
+// (the lowest saturated step) does not apply.
+func setKneeVerdict(res *Result) {
+	k := res.Knee
+	var pick *KneeProbe
+	why := ""
+	for i := range k.Probes {
+		p := &k.Probes[i]
+		if p.Step == nil || *p.Step >= len(res.Steps) || res.Steps[*p.Step].Verdict == nil {
+			continue
+		}
+		switch {
+		case k.FirstFailingRate != nil && p.Rate == *k.FirstFailingRate && !p.Pass:
+			pick, why = p, "the lowest rate that broke the SLO"
+		case k.FirstFailingRate == nil && k.Rate != nil && p.Rate == *k.Rate && p.Pass:
+			pick, why = p, "the highest rate that met the SLO (none broke it)"
+		}
+	}
+	if pick == nil {
+		return
+	}
+	v := *res.Steps[*pick.Step].Verdict
+	v.Evidence = append(append([]string{}, v.Evidence...), fmt.Sprintf("at %s/s (probe %d), %s", fmtRate(pick.Rate), *pick.Step+1, why))
+	res.Verdict = &v
 }
 
 // PrintKnee prints the end of a knee search: every probe as a ramp-table
@@ -94,12 +132,26 @@ func PrintKnee(w io.Writer, r *Result) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return r.Steps[order[a]].Rate < r.Steps[order[b]].Rate })
+	byStep := map[int]KneeProbe{}
+	for _, p := range k.Probes {
+		if p.Step != nil {
+			byStep[*p.Step] = p
+		}
+	}
+	transient := map[float64]bool{}
+	for _, v := range k.TransientRates {
+		transient[v] = true
+	}
 	var rows []rampRow
 	for _, i := range order {
 		st := r.Steps[i]
+		p, known := byStep[i]
+		failed := known && !p.Pass
 		mark := ""
 		switch {
-		case k.Rate != nil && st.Rate == *k.Rate:
+		case transient[st.Rate] && failed:
+			mark = "failed, passed when run again"
+		case k.Rate != nil && st.Rate == *k.Rate && !failed:
 			mark = "<- knee"
 		case k.FirstFailingRate != nil && st.Rate == *k.FirstFailingRate:
 			mark = "<- first failing"
@@ -110,39 +162,132 @@ func PrintKnee(w io.Writer, r *Result) {
 	printRamp(w, r, "#", rows)
 
 	fmt.Fprintln(w)
-	switch {
-	case k.Rate == nil && k.Stop == "start-failed":
-		fmt.Fprintf(w, "knee: none — the SLO %s fails already at the start rate %s/s; try a lower --start\n", k.SLOApplied, fmtRate(k.Start))
-	case k.Rate == nil:
-		fmt.Fprintf(w, "knee: not found — the search stopped (%s) before any probe met %s\n", k.Stop, k.SLOApplied)
-	case k.FirstFailingRate == nil && k.Stop == "max-passed":
-		fmt.Fprintf(w, "knee: at least %s/s — the SLO %s still holds at --max; raise --max to search higher\n", fmtRate(*k.Rate), k.SLOApplied)
-	case k.FirstFailingRate == nil:
-		fmt.Fprintf(w, "knee: at least %s/s meets %s; no failing rate found before the search stopped (%s)\n", fmtRate(*k.Rate), k.SLOApplied, k.Stop)
-	default:
-		fmt.Fprintf(w, "knee: %s/s meets %s; %s/s does not", fmtRate(*k.Rate), k.SLOApplied, fmtRate(*k.FirstFailingRate))
-		if k.Stop != "converged" {
-			fmt.Fprintf(w, " (search stopped: %s)", k.Stop)
+	fmt.Fprintln(w, KneeAnswer(k))
+	if k.FirstFailingRate != nil {
+		var fails []KneeProbe
+		for _, p := range k.Probes {
+			if p.Rate == *k.FirstFailingRate && len(p.FailedTerms) > 0 {
+				fails = append(fails, p)
+			}
 		}
-		fmt.Fprintln(w)
+		for _, p := range fails {
+			at := fmtRate(p.Rate) + "/s"
+			if len(fails) > 1 && p.Step != nil {
+				at += fmt.Sprintf(" (probe %d)", *p.Step+1)
+			}
+			fmt.Fprintf(w, "at %s: %s\n", at, joinTerms(p.FailedTerms))
+		}
 	}
-	for _, p := range k.Probes {
-		if k.FirstFailingRate != nil && p.Rate == *k.FirstFailingRate && len(p.FailedTerms) > 0 {
-			fmt.Fprintf(w, "at %s/s: %s\n", fmtRate(p.Rate), joinTerms(p.FailedTerms))
-		}
+	for _, line := range TransientLines(r) {
+		fmt.Fprintln(w, line)
 	}
 	if k.Stop == "interrupted" {
 		fmt.Fprintln(w, "search interrupted: the answer above covers the probes that finished")
 	}
+	PrintVerdict(w, r.Verdict)
 }
 
-func joinTerms(ts []string) string {
-	out := ""
-	for i, t := range ts {
-		if i > 0 {
-			out += "; "
-		}
-		out += t
+// KneeAnswer is the answer of a knee search in one line.
+func KneeAnswer(k *Knee) string {
+	switch {
+	case k.Rate == nil && k.Stop == "start-failed":
+		return fmt.Sprintf("knee: none — the SLO %s fails already at the start rate %s/s; try a lower --start", k.SLOApplied, fmtRate(k.Start))
+	case k.Rate == nil:
+		return fmt.Sprintf("knee: not found — the search stopped (%s) before any probe met %s", k.Stop, k.SLOApplied)
+	case k.FirstFailingRate == nil && k.Stop == "max-passed":
+		return fmt.Sprintf("knee: at least %s/s — the SLO %s still holds at --max; raise --max to search higher", fmtRate(*k.Rate), k.SLOApplied)
+	case k.FirstFailingRate == nil:
+		return fmt.Sprintf("knee: at least %s/s meets %s; no failing rate found before the search stopped (%s)", fmtRate(*k.Rate), k.SLOApplied, k.Stop)
 	}
-	return out
+	s := fmt.Sprintf("knee: %s/s meets %s; %s/s does not", fmtRate(*k.Rate), k.SLOApplied, fmtRate(*k.FirstFailingRate))
+	if k.Stop != "converged" {
+		s += fmt.Sprintf(" (search stopped: %s)", k.Stop)
+	}
+	return s
 }
+
+// TransientLines name the probes that failed and passed when run again,
+// with the worst interval of each failing run, and say what the search
+// made of them; none when there were none.
+func TransientLines(r *Result) []string {
+	k := r.Knee
+	if k == nil || len(k.TransientRates) == 0 {
+		return nil
+	}
+	transient := map[float64]bool{}
+	for _, v := range k.TransientRates {
+		transient[v] = true
+	}
+	var lines []string
+	failedRuns := 0
+	for _, p := range k.Probes {
+		if !transient[p.Rate] || p.Pass || p.Partial {
+			continue
+		}
+		failedRuns++
+		s := fmt.Sprintf("  %s/s", fmtRate(p.Rate))
+		if p.Step != nil {
+			s += fmt.Sprintf(" (probe %d)", *p.Step+1)
+		}
+		s += ": " + joinTerms(p.FailedTerms)
+		if p.Step != nil {
+			if w := worstInterval(r, *p.Step); w != "" {
+				s += "; " + w
+			}
+		}
+		lines = append(lines, s)
+	}
+	head := fmt.Sprintf("transient failures: %d of %d probes broke the SLO, and a re-run at the same rate passed:", failedRuns, len(k.Probes))
+	tail := "  a failure that does not recur at the same rate is taken as a stall, not the rate's limit (--retries 0 counts it)"
+	if len(k.TransientRates) > 1 {
+		tail += fmt.Sprintf("; stalls came at %d rates, so over a longer window the SLO may not hold at the knee either", len(k.TransientRates))
+	}
+	if k.Rate != nil {
+		tail += fmt.Sprintf(": to check, run at the knee for longer (ceiling run %s --rate %s -T 10m)", r.Workload.Name, fmtRate(*k.Rate))
+	}
+	return append(append([]string{head}, lines...), tail)
+}
+
+// worstInterval describes the worst interval of step: the one with the most
+// late requests, else the one with the highest p99, e.g. "worst interval:
+// 27 late, p99 156 ms, max 164 ms, 3-4 s into the probe"; "" when the step
+// has no intervals with latency or late requests.
+func worstInterval(r *Result, step int) string {
+	var worst *IntervalPoint
+	start := -1.0
+	for i := range r.Intervals {
+		pt := &r.Intervals[i]
+		if pt.Step == nil || *pt.Step != step {
+			continue
+		}
+		if start < 0 {
+			start = pt.T - pt.Seconds
+		}
+		switch {
+		case worst == nil:
+			if pt.Late > 0 || pt.LatencyMs != nil {
+				worst = pt
+			}
+		case pt.Late != worst.Late:
+			if pt.Late > worst.Late {
+				worst = pt
+			}
+		case pt.LatencyMs != nil && (worst.LatencyMs == nil || pt.LatencyMs.P99 > worst.LatencyMs.P99):
+			worst = pt
+		}
+	}
+	if worst == nil {
+		return ""
+	}
+	var parts []string
+	if worst.Late > 0 {
+		parts = append(parts, fmt.Sprintf("%d late", worst.Late))
+	}
+	if l := worst.LatencyMs; l != nil {
+		parts = append(parts, fmt.Sprintf("p99 %.3g ms, max %.3g ms", l.P99, l.Max))
+	}
+	from := worst.T - worst.Seconds - start
+	return fmt.Sprintf("worst interval: %s, %.0f-%.0f s into the probe", strings.Join(parts, ", "), from, from+worst.Seconds)
+}
+
+func joinTerms(ts []string) string { return strings.Join(ts, "; ") }

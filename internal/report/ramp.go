@@ -109,8 +109,12 @@ func workerBound(s Step, threads int) string {
 	if s.StartLagMs.P50 < 1 || s.SchedLagMs.P99 > s.StartLagMs.P50/2 {
 		return ""
 	}
-	return fmt.Sprintf("from %s/s requests waited for a free worker (start lag p50 %.1f ms): all %d worker(s) were busy, so the database saw at most %d request(s) at once; raise -c to offer it more concurrency",
-		fmtRate(s.Rate), s.StartLagMs.P50, threads, threads)
+	busy := fmt.Sprintf("all %d workers were busy, so the database saw at most %d requests at once", threads, threads)
+	if threads == 1 {
+		busy = "the one worker was busy, so the database saw one request at a time"
+	}
+	return fmt.Sprintf("from %s/s requests waited for a free worker (start lag p50 %.1f ms): %s; raise -c to offer it more concurrency",
+		fmtRate(s.Rate), s.StartLagMs.P50, busy)
 }
 
 // fmtRate writes a rate without trailing zeros: 50, 62.5, 741.25.

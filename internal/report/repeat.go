@@ -261,6 +261,7 @@ func mergeStep(s *runner.StepResult, o runner.StepResult) {
 	}
 	s.SchedLag = worst(s.SchedLag, o.SchedLag)
 	s.StartLag = worst(s.StartLag, o.StartLag)
+	s.Service = worst(s.Service, o.Service)
 	s.MaxBacklog = max(s.MaxBacklog, o.MaxBacklog)
 	s.Observed = combineObserved([]*runner.Result{{Observed: s.Observed}, {Observed: o.Observed}})
 }

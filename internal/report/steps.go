@@ -42,8 +42,12 @@ type Step struct {
 	Costs          Costs            `json:"costs"` // per successful request, like the top-level costs
 	// SchedLagMs is ceiling's own delay in starting requests; StartLagMs is
 	// scheduled to actual start, queueing behind busy workers included.
-	SchedLagMs   *metrics.Latency `json:"sched_lag_ms"`
-	StartLagMs   *metrics.Latency `json:"start_lag_ms"`
+	SchedLagMs *metrics.Latency `json:"sched_lag_ms"`
+	StartLagMs *metrics.Latency `json:"start_lag_ms"`
+	// ServiceMs is actual start to end of the successful requests: the
+	// database's time without the wait for a free worker (null in results
+	// written before it was measured).
+	ServiceMs    *metrics.Latency `json:"service_ms"`
 	MaxBacklog   int64            `json:"max_backlog"`
 	BacklogCap   int64            `json:"backlog_cap"`
 	ClientCPUPct *float64         `json:"client_cpu_pct_of_cores"`
@@ -72,7 +76,7 @@ func stepOf(i int, st runner.StepResult, cores int) Step {
 	s := Step{
 		Index: i, Rate: st.Rate, Scheduled: st.Scheduled, Completed: st.Completed, Late: st.Late, Failed: st.Failed,
 		ErrorsByClass: map[string]int64{}, DurationS: el, WarmupS: st.Warmup.Seconds(), Partial: st.Partial,
-		SchedLagMs: st.SchedLag, StartLagMs: st.StartLag, MaxBacklog: st.MaxBacklog, BacklogCap: st.BacklogCap,
+		SchedLagMs: st.SchedLag, StartLagMs: st.StartLag, ServiceMs: st.Service, MaxBacklog: st.MaxBacklog, BacklogCap: st.BacklogCap,
 	}
 	var tot metrics.OpSnapshot
 	if st.Snap != nil {

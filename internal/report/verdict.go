@@ -37,17 +37,28 @@ func setVerdicts(res *Result, r *runner.Result) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return res.Steps[order[a]].Rate < res.Steps[order[b]].Rate })
-	var prevLog *float64
+	// A step is compared with the step below its rate; steps at the same
+	// rate (a knee probe run again) are not compared with each other.
+	// minService is the lowest service time of the unsaturated steps below
+	// the current rate: the database's time at low load.
+	var prevLog, lastLog, minService, lastMin *float64
+	groupRate := math.Inf(-1)
 	var first *Step
 	for _, i := range order {
 		s := &res.Steps[i]
+		if s.Rate != groupRate {
+			groupRate, prevLog, minService = s.Rate, lastLog, lastMin
+		}
 		if s.Completed > 0 && i < len(r.Steps) {
-			s.Verdict = diagnose.Diagnose(stepFigures(res, s, r.Steps[i].Evidence, prevLog, dev))
+			s.Verdict = diagnose.Diagnose(stepFigures(res, s, r.Steps[i].Evidence, prevLog, minService, dev))
 			if s.Saturated && first == nil {
 				first = s
 			}
 		}
-		prevLog = s.LogMBPerSec
+		lastLog = s.LogMBPerSec
+		if sv := serviceMs(*s); sv != nil && !s.Saturated && s.Completed >= minServiceRequests && (lastMin == nil || *sv < *lastMin) {
+			lastMin = sv
+		}
 	}
 	if first != nil {
 		v := *first.Verdict
@@ -186,7 +197,20 @@ func deviceSync(res *Result) *float64 {
 }
 
 // stepFigures gathers the figures of one open-loop step.
-func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float64) diagnose.Figures {
+// minServiceRequests is how many requests a step needs before its mean
+// service time counts as the database's time at low load.
+const minServiceRequests = 50
+
+// serviceMs is a step's mean service time, from each request's actual start
+// to its end; nil when not measured.
+func serviceMs(s Step) *float64 {
+	if s.ServiceMs == nil {
+		return nil
+	}
+	return f64(s.ServiceMs.Mean)
+}
+
+func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService, dev *float64) diagnose.Figures {
 	f := diagnose.Figures{Scope: fmt.Sprintf("step %d (%s/s)", s.Index+1, fmtRate(s.Rate)), Threads: res.Load.Threads,
 		Requests: s.Completed, ElapsedS: s.DurationS, RequestsPerSec: s.AchievedPerSec, OpenLoop: true, LatePct: s.LatePct,
 		ClientCPUPct: s.ClientCPUPct, PrevLogMBPerSec: prevLog, DeviceLatencyMs: dev, Errors: s.Failed, ErrorsByClass: s.ErrorsByClass}
@@ -195,6 +219,9 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, dev *float6
 	}
 	if s.SchedLagMs != nil {
 		f.SchedLagP99Ms = f64(s.SchedLagMs.P99)
+	}
+	if s.StartLagMs != nil {
+		f.ServiceMs, f.MinServiceMs, f.StartLagP99Ms = serviceMs(*s), minService, f64(s.StartLagMs.P99)
 	}
 	var counters map[string]float64
 	var secs float64

@@ -81,6 +81,9 @@ type StepResult struct {
 	// StartLag is intended to actual start, queueing included (see the
 	// package comment). Milliseconds, like all latencies; nil if nothing started.
 	SchedLag, StartLag *metrics.Latency
+	// Service is actual start to end of the successful requests: the
+	// target's time without the wait for a free worker.
+	Service *metrics.Latency
 	// MaxBacklog is the largest backlog seen (due, unclaimed requests, counted
 	// before expiry by the workers and every reapEvery by the driver; warm-up
 	// included). It stays within BacklogCap + Rate*reapEvery + 1 unless the
@@ -98,9 +101,10 @@ type StepResult struct {
 const (
 	lagSched = iota
 	lagStart
+	lagService
 )
 
-var lagOps = []string{"sched", "start"}
+var lagOps = []string{"sched", "start", "service"}
 
 // sched is the schedule of one step. Times are nanoseconds since run.origin.
 type sched struct {
@@ -391,6 +395,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 			Snap:             snap,
 			SchedLag:         metrics.LatencyOf(lag.Ops[lagSched].Hist),
 			StartLag:         metrics.LatencyOf(lag.Ops[lagStart].Hist),
+			Service:          metrics.LatencyOf(lag.Ops[lagService].Hist),
 			BacklogCap:       s.cap,
 			ClientCPUSeconds: -1,
 			Observed:         observed,
@@ -543,6 +548,7 @@ func (k *worker) openLoop(ctx context.Context) {
 			continue
 		}
 		k.rec.RecordExamined(res.Op, time.Duration(end-at), res.Rows, res.Bytes, res.Examined)
+		k.lag.Record(lagService, time.Duration(end-start), 0, 0)
 	}
 }
 

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/metrics"
+)
+
+// TestKneeVerdictAndTransients: a knee search's verdict is that of its
+// first failing rate's last run, not of a probe whose failure did not
+// recur (here the lowest saturated step); the transient lines name that
+// probe with its worst interval, the one with the most late requests.
+func TestKneeVerdictAndTransients(t *testing.T) {
+	v := func(b string) *diagnose.Verdict {
+		return &diagnose.Verdict{Bottleneck: b, Evidence: []string{b + " evidence"}}
+	}
+	one, two, three, four := 0, 1, 2, 3
+	knee, ff := 40.0, 80.0
+	res := &Result{
+		Workload: Workload{Name: "single-inserts"},
+		Steps: []Step{
+			{Rate: 20, Verdict: v("none")},
+			{Rate: 40, Verdict: v("storage-queue"), Saturated: true},
+			{Rate: 40, Verdict: v("none")},
+			{Rate: 80, Verdict: v("client"), Saturated: true},
+		},
+		Intervals: []IntervalPoint{
+			{T: 1, Seconds: 1, Step: &two, LatencyMs: &metrics.Latency{P99: 900, Max: 950}},
+			{T: 2, Seconds: 1, Step: &two, Late: 12, LatencyMs: &metrics.Latency{P99: 3, Max: 4}},
+		},
+		Knee: &Knee{Rate: &knee, FirstFailingRate: &ff, SLOApplied: "p99<300ms", Retries: 1, Stop: "converged", TransientRates: []float64{40},
+			Probes: []KneeProbe{
+				{Rate: 20, Pass: true, Step: &one},
+				{Rate: 40, FailedTerms: []string{"late 12% ≥ 1%"}, Step: &two},
+				{Rate: 40, Pass: true, Retry: 1, Step: &three},
+				{Rate: 80, FailedTerms: []string{"p99 400ms ≥ 300ms"}, Step: &four},
+			}},
+	}
+	setKneeVerdict(res)
+	if res.Verdict == nil || res.Verdict.Bottleneck != "client" || !strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "at 80/s (probe 4), the lowest rate that broke the SLO") {
+		t.Fatalf("verdict %+v, want the 80/s probe's", res.Verdict)
+	}
+	if res.Steps[3].Verdict.Evidence[0] != "client evidence" || len(res.Steps[3].Verdict.Evidence) != 1 {
+		t.Fatalf("the step's own verdict was changed: %+v", res.Steps[3].Verdict)
+	}
+	lines := TransientLines(res)
+	if len(lines) != 3 || !strings.Contains(lines[0], "1 of 4 probes") ||
+		lines[1] != "  40/s (probe 2): late 12% ≥ 1%; worst interval: 12 late, p99 3 ms, max 4 ms, 1-2 s into the probe" ||
+		!strings.Contains(lines[2], "ceiling run single-inserts --rate 40 -T 10m") {
+		t.Fatalf("transient lines:\n%s", strings.Join(lines, "\n"))
+	}
+	// No failing rate: the passing run at the knee.
+	res.Knee.FirstFailingRate, res.Knee.Rate = nil, &ff
+	res.Knee.Probes[3].Pass, res.Knee.Probes[3].FailedTerms = true, nil
+	setKneeVerdict(res)
+	if !strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "at 80/s (probe 4), the highest rate that met the SLO (none broke it)") {
+		t.Fatalf("verdict %+v", res.Verdict)
+	}
+}
