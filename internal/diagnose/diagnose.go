@@ -571,6 +571,7 @@ func LogRateRule(f Figures) Candidate {
 	if sh != nil {
 		score = math.Max(sh[WaitLog], 0.5)
 	}
+	notFlat := "" // why a step's log rate is not flat against the step below
 	if f.OpenLoop && f.PrevLogMBPerSec != nil && f.LatePct != nil {
 		if *f.LatePct <= MinLatePct {
 			c.Why = fmt.Sprintf("late %.1f%% ≤ %g%%: requests do not queue", *f.LatePct, MinLatePct)
@@ -582,19 +583,23 @@ func LogRateRule(f Figures) Candidate {
 			c.Why = fmt.Sprintf("requests queued for ceiling's %s (busy %.0f%%), not in the database: a flat log rate says nothing of the log", workersText(f.Threads), 100*busy)
 			return c
 		}
-		if *f.PrevLogMBPerSec <= 0 || *f.LogMBPerSec <= 0 {
-			c.Why = "no log writes"
-			return c
+		if *f.PrevLogMBPerSec > 0 && *f.LogMBPerSec > 0 {
+			change := *f.LogMBPerSec / *f.PrevLogMBPerSec - 1
+			if math.Abs(change) <= MaxLogRateChange {
+				c.Matched, c.Score = true, score
+				c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while %.1f%% of requests were late",
+					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
+			} else {
+				notFlat = fmt.Sprintf("log %.2f MB/s vs %.2f MB/s at the previous step (%+.0f%%): not flat", *f.LogMBPerSec, *f.PrevLogMBPerSec, 100*change)
+			}
+		} else {
+			notFlat = "no log writes"
 		}
-		change := *f.LogMBPerSec / *f.PrevLogMBPerSec - 1
-		if math.Abs(change) > MaxLogRateChange {
-			c.Why = fmt.Sprintf("log %.2f MB/s vs %.2f MB/s at the previous step (%+.0f%%): not flat", *f.LogMBPerSec, *f.PrevLogMBPerSec, 100*change)
-			return c
-		}
-		c.Matched, c.Score = true, score
-		c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while %.1f%% of requests were late",
-			*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
-	} else {
+	}
+	if !c.Matched {
+		// Without a flat log rate (or a step to compare with), the
+		// sessions' log-IO waits or the log device kept busy by the
+		// log's syncs can still show it.
 		busyLog, busyHow, okBusy := logSyncBusy(f)
 		if f.CommitsWait == nil || !*f.CommitsWait {
 			// Commits that do not wait for the flushes (SQLite at
@@ -611,9 +616,15 @@ func LogRateRule(f Figures) Candidate {
 		switch {
 		case sh == nil && !okBusy:
 			c.Why = "not applicable: needs a previous step, wait times or the log device's counters"
+			if notFlat != "" {
+				c.Why = notFlat
+			}
 			return c
 		case !waitOK && !(okBusy && busyLog >= MinLogBusy):
 			var parts []string
+			if notFlat != "" {
+				parts = append(parts, notFlat)
+			}
 			if sh != nil {
 				parts = append(parts, fmt.Sprintf("log-IO waits %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLog], 100*MinLogWaitShare))
 			}

@@ -695,3 +695,27 @@ func TestWorkersBound(t *testing.T) {
 		t.Error("workersBound in a closed loop")
 	}
 }
+
+// TestLogRateOpenLoopNotFlat: a saturated open-loop step whose log rate
+// still rose against the step below (+15%) is not log-rate by the flat
+// test, but its sessions' log-IO waits can still show it. Figures of a
+// PostgreSQL ramp, 16 connections, server durability, 30000/s requested.
+func TestLogRateOpenLoopNotFlat(t *testing.T) {
+	f := Figures{Scope: "step 5 (30000/s)", Threads: 16, Requests: 58511, RequestsPerSec: p(19504), MeanLatencyMs: p(494), OpenLoop: true,
+		LatePct: p(34.9), CommitsPerReq: p(1.002), SyncsPerReq: p(0.213), LogMBPerSec: p(2.16), PrevLogMBPerSec: p(1.88), CommitsWait: yes,
+		WaitMs: map[string]float64{WaitLog: 590, WaitClient: 360, WaitCPU: 50}, ServiceMs: p(0.819), MinServiceMs: p(0.234), StartLagP99Ms: p(1000)}
+	c := LogRateRule(f)
+	if !c.Matched || c.Score != 0.59 || !strings.Contains(c.Why, "log-IO waits are 59% of the sessions' time although commits share their flushes") {
+		t.Fatalf("%+v", c.Rule)
+	}
+	// Without the waits, the step's rising log rate is why it does not match.
+	f.WaitMs = nil
+	if c := LogRateRule(f); c.Matched || c.Why != "log 2.16 MB/s vs 1.88 MB/s at the previous step (+15%): not flat" {
+		t.Fatalf("%+v", c.Rule)
+	}
+	// Waits below the line: both reasons are given.
+	f.WaitMs = map[string]float64{WaitLog: 300, WaitCPU: 700}
+	if c := LogRateRule(f); c.Matched || !strings.Contains(c.Why, "not flat; log-IO waits 30% of the sessions' time < 50%") {
+		t.Fatalf("%+v", c.Rule)
+	}
+}
