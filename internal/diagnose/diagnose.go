@@ -100,7 +100,11 @@ type Figures struct {
 	P99Ms          *float64
 	OpenLoop       bool
 	LatePct        *float64 // open loop: late requests, % of scheduled
-	SchedLagP99Ms  *float64 // open loop: ceiling's own scheduling lag
+	// KeptUp marks an open loop (or step) that kept up with its scheduled
+	// rate: its requests/s is the rate asked for, not what the database
+	// could do, so no suggestion predicts requests/s from it.
+	KeptUp        bool
+	SchedLagP99Ms *float64 // open loop: ceiling's own scheduling lag
 	// Open loop: the step's mean service time (ms from each request's
 	// actual start to its end, so without its wait for a free worker), the
 	// lowest mean service time of the run's unsaturated steps below this
@@ -348,6 +352,9 @@ func gainFromShare(s float64) float64 {
 }
 
 func suggest(action string, gain float64, f Figures) Suggestion {
+	if f.KeptUp {
+		return Suggestion{Action: action + "; this load kept up with its rate, so the gain would show at higher rates"}
+	}
 	g := round(gain, 2)
 	s := Suggestion{Action: action, PredictedGain: &g}
 	if f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {

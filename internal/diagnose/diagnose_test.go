@@ -719,3 +719,25 @@ func TestLogRateOpenLoopNotFlat(t *testing.T) {
 		t.Fatalf("%+v", c.Rule)
 	}
 }
+
+// TestKeptUpNoPrediction: an open loop that kept up with its rate ran at
+// the rate asked for, so no suggestion predicts requests/s from it.
+// Figures of a PostgreSQL run at --rate 1000, one worker, full durability.
+func TestKeptUpNoPrediction(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 1, Requests: 3000, RequestsPerSec: p(1000), MeanLatencyMs: p(0.42), OpenLoop: true, LatePct: p(0),
+		KeptUp: true, CommitsPerReq: p(1.02), SyncsPerReq: p(1), LogMBPerSec: p(0.1), LogDevName: "vda", LogDevFlushMs: p(0.064), LogDevWriteMs: p(0.074),
+		CommitsWait: yes, ServiceMs: p(0.3)}
+	v := Diagnose(f)
+	if v.Bottleneck != CommitFlush || !strings.Contains(v.Evidence[0], "≥ 46% of each request's time (0.300 ms)") {
+		t.Fatalf("verdict %q %v", v.Bottleneck, v.Evidence)
+	}
+	for _, s := range v.Suggestions {
+		if s.PredictedGain != nil || s.PredictedRequestsPerSec != nil || !strings.HasSuffix(s.Action, "this load kept up with its rate, so the gain would show at higher rates") {
+			t.Errorf("suggestion %+v", s)
+		}
+	}
+	f.KeptUp = false
+	if v := Diagnose(f); len(v.Suggestions) == 0 || v.Suggestions[0].PredictedGain == nil {
+		t.Errorf("saturated: %+v", v.Suggestions)
+	}
+}

@@ -77,6 +77,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	s := res.Summary
 	f := diagnose.Figures{Scope: "run", Threads: res.Load.Threads, Requests: s.Requests, ElapsedS: s.ElapsedS,
 		OpenLoop: res.Load.Model == "open", ClientCPUPct: res.Client.CPUPctCores, DeviceLatencyMs: dev,
+		KeptUp: res.Load.Model == "open" && len(res.Steps) > 0 && !anySaturated(res.Steps),
 		Errors: s.Errors, ErrorsByClass: s.ErrorsByClass}
 	if s.ElapsedS > 0 {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
@@ -87,10 +88,21 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	if s.Scheduled != nil && *s.Scheduled > 0 {
 		f.LatePct = f64(100 * float64(s.Late) / float64(*s.Scheduled))
 	}
+	var svcSum float64
+	var svcN int64
 	for _, st := range res.Steps {
 		if st.SchedLagMs != nil && (f.SchedLagP99Ms == nil || st.SchedLagMs.P99 > *f.SchedLagP99Ms) {
 			f.SchedLagP99Ms = f64(st.SchedLagMs.P99)
 		}
+		if st.ServiceMs != nil && st.Completed > 0 {
+			svcSum += st.ServiceMs.Mean * float64(st.Completed)
+			svcN += st.Completed
+		}
+	}
+	if svcN > 0 {
+		// A request's own time over the steps (without its wait for a
+		// free worker and ceiling's scheduling lag).
+		f.ServiceMs = f64(svcSum / float64(svcN))
 	}
 	var counters map[string]float64
 	var secs float64
@@ -210,6 +222,16 @@ func serviceMs(s Step) *float64 {
 	return f64(s.ServiceMs.Mean)
 }
 
+// anySaturated reports whether any step saturated.
+func anySaturated(steps []Step) bool {
+	for _, s := range steps {
+		if s.Saturated {
+			return true
+		}
+	}
+	return false
+}
+
 func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService, dev *float64) diagnose.Figures {
 	f := diagnose.Figures{Scope: fmt.Sprintf("step %d (%s/s)", s.Index+1, fmtRate(s.Rate)), Threads: res.Load.Threads,
 		Requests: s.Completed, ElapsedS: s.DurationS, RequestsPerSec: s.AchievedPerSec, OpenLoop: true, LatePct: s.LatePct,
@@ -223,6 +245,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 	if s.StartLagMs != nil {
 		f.ServiceMs, f.MinServiceMs, f.StartLagP99Ms = serviceMs(*s), minService, f64(s.StartLagMs.P99)
 	}
+	f.KeptUp = !s.Saturated
 	var counters map[string]float64
 	var secs float64
 	var files []File
