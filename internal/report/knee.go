@@ -110,6 +110,9 @@ func setKneeVerdict(res *Result) {
 			pick, why = p, "the lowest rate that broke the SLO"
 		case k.FirstFailingRate == nil && k.Rate != nil && p.Rate == *k.Rate && p.Pass:
 			pick, why = p, "the highest rate that met the SLO (none broke it)"
+			if k.Stop != "max-passed" {
+				why = fmt.Sprintf("the highest rate that met the SLO before the search stopped (%s)", k.Stop)
+			}
 		}
 	}
 	if pick == nil {

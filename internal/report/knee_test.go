@@ -55,6 +55,11 @@ func TestKneeVerdictAndTransients(t *testing.T) {
 	res.Knee.FirstFailingRate, res.Knee.Rate = nil, &ff
 	res.Knee.Probes[3].Pass, res.Knee.Probes[3].FailedTerms = true, nil
 	setKneeVerdict(res)
+	if !strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "at 80/s (probe 4), the highest rate that met the SLO before the search stopped (converged)") {
+		t.Fatalf("verdict %+v", res.Verdict)
+	}
+	res.Knee.Stop = "max-passed"
+	setKneeVerdict(res)
 	if !strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "at 80/s (probe 4), the highest rate that met the SLO (none broke it)") {
 		t.Fatalf("verdict %+v", res.Verdict)
 	}
