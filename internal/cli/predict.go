@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 
@@ -71,8 +72,8 @@ ceiling profile-host --out.`,
 				fmt.Fprintf(e.stdout, "%s\n", b)
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "result %s: %s on %s, %d thread(s), measured %.0f req/s\n",
-				args[0], r.Workload.Name, r.Target.Engine, r.Load.Threads, r.Summary.RequestsPerSec)
+			fmt.Fprintf(e.stdout, "result %s: %s on %s, %d thread(s), measured %s\n",
+				args[0], r.Workload.Name, r.Target.Engine, r.Load.Threads, measuredText(r))
 			if len(profiles) == 0 {
 				printPredictTable(e, preds)
 				return nil
@@ -249,4 +250,27 @@ func printPrediction(e *env, pr predict.Prediction) {
 	for _, c := range pr.Caveats {
 		fmt.Fprintf(e.stdout, "  note: %s\n", c)
 	}
+}
+
+// measuredText is the result's measured rate: for open-loop steps (a ramp,
+// a knee search) the mean over the steps says little, so the knee or the
+// highest rate achieved comes first.
+func measuredText(r *report.Result) string {
+	mean := fmt.Sprintf("%.0f req/s", r.Summary.RequestsPerSec)
+	if len(r.Steps) < 2 {
+		return mean
+	}
+	if k := r.Knee; k != nil && k.Rate != nil {
+		return fmt.Sprintf("knee %s req/s for %s (%s on average over its %d probes)", fmtRate(*k.Rate), k.SLOApplied, mean, len(r.Steps))
+	}
+	peak := 0.0
+	for _, st := range r.Steps {
+		if st.AchievedPerSec != nil {
+			peak = math.Max(peak, *st.AchievedPerSec)
+		}
+	}
+	if peak == 0 {
+		return mean
+	}
+	return fmt.Sprintf("at most %.0f req/s in a step (%s on average over its %d steps)", peak, mean, len(r.Steps))
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-db/ceiling/internal/predict"
+	"github.com/ceiling-db/ceiling/internal/report"
 )
 
 func TestPredictCmd(t *testing.T) {
@@ -57,5 +58,24 @@ func TestPredictCmd(t *testing.T) {
 		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
 		}
+	}
+}
+
+// TestMeasuredText: predict's "measured" figure of a ramp or knee search
+// leads with what the steps reached, not their mean.
+func TestMeasuredText(t *testing.T) {
+	a, b := 1000.0, 4800.0
+	knee := 4960.0
+	r := &report.Result{Summary: report.Summary{RequestsPerSec: 2219.4}}
+	if got := measuredText(r); got != "2219 req/s" {
+		t.Errorf("closed loop: %q", got)
+	}
+	r.Steps = []report.Step{{Rate: 1000, AchievedPerSec: &a}, {Rate: 5000, AchievedPerSec: &b}}
+	if got := measuredText(r); got != "at most 4800 req/s in a step (2219 req/s on average over its 2 steps)" {
+		t.Errorf("ramp: %q", got)
+	}
+	r.Knee = &report.Knee{Rate: &knee, SLOApplied: "p99<20ms,late<1%,errors<1%"}
+	if got := measuredText(r); got != "knee 4960 req/s for p99<20ms,late<1%,errors<1% (2219 req/s on average over its 2 probes)" {
+		t.Errorf("knee: %q", got)
 	}
 }
