@@ -145,7 +145,8 @@ func nanCell(v float64) string {
 func stepRows(r *report.Result) [][]string {
 	head := []string{"step", "rate", "batch", "achieved_per_sec", "achieved_pct", "scheduled", "completed", "late", "late_pct", "failed", "rows_per_sec", "mb_per_min"}
 	head = append(head, latHead...)
-	head = append(head, "log_mb_per_sec", "log_syncs_per_sec", "data_iops", "log_bytes_per_op", "log_syncs_per_op", "log_bytes_per_data_byte", "client_cpu_pct_of_cores", "saturated", "bottleneck")
+	head = append(head, "log_mb_per_sec", "log_syncs_per_sec", "data_iops", "log_bytes_per_op", "log_syncs_per_op", "log_bytes_per_data_byte", "client_cpu_pct_of_cores", "saturated", "bottleneck",
+		"service_mean_ms", "service_p99_ms")
 	rows := [][]string{head}
 	for _, s := range r.Steps {
 		bn := ""
@@ -158,6 +159,11 @@ func stepRows(r *report.Result) [][]string {
 		row = append(row, latCells(s.LatencyMs)...)
 		row = append(row, cell(s.LogMBPerSec), cell(s.LogSyncsPerSec), cell(s.DataIOPS), cell(s.Costs.LogBytesPerOp), cell(s.Costs.LogSyncsPerOp),
 			cell(s.LogBytesPerDataByte), cell(s.ClientCPUPct), strconv.FormatBool(s.Saturated), bn)
+		svcMean, svcP99 := "", ""
+		if l := s.ServiceMs; l != nil {
+			svcMean, svcP99 = fcell(l.Mean), fcell(l.P99)
+		}
+		row = append(row, svcMean, svcP99)
 		rows = append(rows, row)
 	}
 	return rows

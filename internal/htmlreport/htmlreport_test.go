@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -345,9 +346,25 @@ func TestWriteCSV(t *testing.T) {
 	if len(st) != 6 || st[1][col(st, "rate")] != "500" || st[5][col(st, "saturated")] != "true" {
 		t.Errorf("steps:\n%q", st)
 	}
+	if c := col(st, "service_mean_ms"); st[1][c] != "" {
+		t.Errorf("service time %q in a result from before it was measured, want empty", st[1][c])
+	}
 	runs := read("repeat.runs.csv")
 	if len(runs) != 4 {
 		t.Errorf("runs: %d rows, want 4", len(runs))
+	}
+	// A knee result measured the service time of its probes.
+	paths, err = WriteCSV(dir, load(t, fxKnee))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("knee CSV: %q, %v", paths, err)
+	}
+	kn := read("knee-mysql.steps.csv")
+	for i := 1; i < len(kn); i++ {
+		mean, err1 := strconv.ParseFloat(kn[i][col(kn, "service_mean_ms")], 64)
+		p99, err2 := strconv.ParseFloat(kn[i][col(kn, "service_p99_ms")], 64)
+		if err1 != nil || err2 != nil || !(mean > 0 && p99 > 0) {
+			t.Errorf("knee step %d: service mean %q p99 %q", i, kn[i][col(kn, "service_mean_ms")], kn[i][col(kn, "service_p99_ms")])
+		}
 	}
 }
 
