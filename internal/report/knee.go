@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 // Knee is the answer of `ceiling knee` (knee in the result).
@@ -246,7 +247,7 @@ func TransientLines(r *Result) []string {
 		tail += fmt.Sprintf("; stalls came at %d rates, so over a longer window the SLO may not hold at the knee either", len(k.TransientRates))
 	}
 	if k.Rate != nil {
-		tail += fmt.Sprintf(": to check, run at the knee for longer (ceiling run %s --rate %s -T 10m)", r.Workload.Name, fmtRate(*k.Rate))
+		tail += fmt.Sprintf(": to check, run at the knee for longer (%s)", kneeRunCommand(r, *k.Rate))
 	}
 	return append(append([]string{head}, lines...), tail)
 }
@@ -294,3 +295,20 @@ func worstInterval(r *Result, step int) string {
 }
 
 func joinTerms(ts []string) string { return strings.Join(ts, "; ") }
+
+// kneeRunCommand is the command that holds rate for ten minutes on the
+// search's target, threads and durability (the DSN as the result records
+// it, password redacted).
+func kneeRunCommand(r *Result, rate float64) string {
+	cmd := fmt.Sprintf("ceiling run %s --rate %s -T 10m", r.Workload.Name, fmtRate(rate))
+	if r.Load.Threads > 1 {
+		cmd += fmt.Sprintf(" -c %d", r.Load.Threads)
+	}
+	if m := r.Target.Durability.Mode; m != "" && m != target.DurabilityServer {
+		cmd += " --durability " + string(m)
+	}
+	if r.Target.DSN != "" {
+		cmd += " --db '" + target.Redact(r.Target.DSN) + "'"
+	}
+	return cmd
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 // TestKneeVerdictAndTransients: a knee search's verdict is that of its
@@ -20,6 +21,8 @@ func TestKneeVerdictAndTransients(t *testing.T) {
 	knee, ff := 40.0, 80.0
 	res := &Result{
 		Workload: Workload{Name: "single-inserts"},
+		Load:     Load{Threads: 4},
+		Target:   target.Info{DSN: "mysql://root:secret@127.0.0.1:3306/test", Durability: target.DurabilityInfo{Mode: target.DurabilityFull}},
 		Steps: []Step{
 			{Rate: 20, Verdict: v("none")},
 			{Rate: 40, Verdict: v("storage-queue"), Saturated: true},
@@ -48,7 +51,7 @@ func TestKneeVerdictAndTransients(t *testing.T) {
 	lines := TransientLines(res)
 	if len(lines) != 3 || !strings.Contains(lines[0], "1 of 4 probes") ||
 		lines[1] != "  40/s (probe 2): late 12% ≥ 1%; worst interval: 12 late, p99 3 ms, max 4 ms, 1-2 s into the probe" ||
-		!strings.Contains(lines[2], "ceiling run single-inserts --rate 40 -T 10m") {
+		!strings.HasSuffix(lines[2], "(ceiling run single-inserts --rate 40 -T 10m -c 4 --durability full --db 'mysql://root:xxxxx@127.0.0.1:3306/test')") {
 		t.Fatalf("transient lines:\n%s", strings.Join(lines, "\n"))
 	}
 	// No failing rate: the passing run at the knee.
