@@ -123,7 +123,11 @@ instead: R requests/s in total are scheduled whatever the completions,
 latency is measured from each request's scheduled start, and a request that
 cannot start within --late-after is skipped and counted late. --rates runs a
 ramp of such steps, each --step long, and prints the ramp table (requested vs
-achieved rate, late, failed, latency, log and data IO, saturation).
+achieved rate, late, failed, latency, log and data IO, saturation). In an
+open loop -c bounds the requests in flight: when every worker is busy,
+requests wait for one (start lag, counted in their latency), the step's
+service time (steps[].service_ms) excludes that wait, and the verdict says
+when the workers, not the database, set the rate (client: raise -c).
 
 --repeat N runs the whole test N times, preparing the data afresh each time,
 and reports each run, their mean, standard deviation and 95% confidence
