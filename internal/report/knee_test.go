@@ -67,3 +67,26 @@ func TestKneeVerdictAndTransients(t *testing.T) {
 		t.Fatalf("verdict %+v", res.Verdict)
 	}
 }
+
+// TestStepVerdictsKeptUp: a step that ran at its rate is marked, so its
+// verdict does not read as the ramp's ceiling.
+func TestStepVerdictsKeptUp(t *testing.T) {
+	v := func(b string) *diagnose.Verdict { return &diagnose.Verdict{Bottleneck: b, Evidence: []string{b + " evidence"}} }
+	var out strings.Builder
+	printStepVerdicts(&out, []rampRow{
+		{label: "1", step: Step{Rate: 500, Verdict: v("commit-flush")}},
+		{label: "2", step: Step{Rate: 2000, Verdict: v("none")}},
+		{label: "3", step: Step{Rate: 50000, Verdict: v("client"), Saturated: true}},
+	})
+	got := out.String()
+	for _, want := range []string{"      1 commit-flush (kept up) — commit-flush evidence\n", "      2 none — none evidence\n", "      3 client — client evidence\n", "(kept up) = the step ran at its rate"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	out.Reset()
+	printStepVerdicts(&out, []rampRow{{label: "1", step: Step{Rate: 500, Verdict: v("cpu"), Saturated: true}}})
+	if strings.Contains(out.String(), "kept up") {
+		t.Errorf("no kept-up step, yet:\n%s", out.String())
+	}
+}

@@ -427,7 +427,7 @@ func gainText(s diagnose.Suggestion) string {
 
 // printStepVerdicts prints one line per diagnosed step.
 func printStepVerdicts(w io.Writer, rows []rampRow) {
-	header := false
+	header, keptUp := false, false
 	for _, row := range rows {
 		v := row.step.Verdict
 		if v == nil {
@@ -438,6 +438,12 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 			header = true
 		}
 		line := fmt.Sprintf("  %5s %s", row.label, v.Bottleneck)
+		if !row.step.Saturated && v.Bottleneck != diagnose.None {
+			// The step ran at its rate: what each request's time is made
+			// of, not where the rate tops out.
+			line += " (kept up)"
+			keptUp = true
+		}
 		if len(v.Evidence) > 0 {
 			line += " — " + v.Evidence[0]
 		}
@@ -445,6 +451,9 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 			line += "; try " + v.Suggestions[0].Action + gainText(v.Suggestions[0])
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	if keptUp {
+		fmt.Fprintln(w, "  (kept up) = the step ran at its rate: its verdict says what each request's time is made of, not where the rate tops out")
 	}
 }
 
