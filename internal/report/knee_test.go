@@ -71,7 +71,9 @@ func TestKneeVerdictAndTransients(t *testing.T) {
 // TestStepVerdictsKeptUp: a step that ran at its rate is marked, so its
 // verdict does not read as the ramp's ceiling.
 func TestStepVerdictsKeptUp(t *testing.T) {
-	v := func(b string) *diagnose.Verdict { return &diagnose.Verdict{Bottleneck: b, Evidence: []string{b + " evidence"}} }
+	v := func(b string) *diagnose.Verdict {
+		return &diagnose.Verdict{Bottleneck: b, Evidence: []string{b + " evidence"}}
+	}
 	var out strings.Builder
 	printStepVerdicts(&out, []rampRow{
 		{label: "1", step: Step{Rate: 500, Verdict: v("commit-flush")}},
