@@ -672,6 +672,9 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		bn := "n/a"
 		if s.Verdict != nil {
 			bn = s.Verdict.Bottleneck
+			if !s.Saturated && bn != diagnose.None && !batch {
+				bn += " (kept up)"
+			}
 		}
 		sat := ""
 		if s.Saturated {
@@ -696,7 +699,7 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		marks = append(marks, m)
 	}
 	head := []string{"step", "requested req/s", "achieved req/s", "achieved %", "late", "late %", "failed", "p50 ms", "p95 ms", "p99 ms", "log MB/s", "log syncs/s", "data IOPS", "verdict", "saturation"}
-	caption := fmt.Sprintf("Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped; saturated = late above %g%% or achieved below %g%%)", report.SatLatePct, report.SatAchievedPct)
+	caption := fmt.Sprintf("Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped; saturated = late above %g%% or achieved below %g%%; a verdict marked kept up is of a step that ran at its rate: what each request's time is made of, not where the rate tops out)", report.SatLatePct, report.SatAchievedPct)
 	if len(r.Runs) > 1 {
 		caption += "; the runs merged, ± one standard deviation over the runs"
 	}
