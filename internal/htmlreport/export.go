@@ -215,6 +215,10 @@ type Summary struct {
 	// lowest saturated step; null otherwise (or when the first step was
 	// saturated already).
 	MaxSustainedRate *float64 `json:"max_sustained_rate"`
+	// KneeRate and KneeSLO are a knee search's answer (the highest rate that
+	// met the SLO) and the SLO with its implied terms; null otherwise.
+	KneeRate *float64 `json:"knee_rate"`
+	KneeSLO  *string  `json:"knee_slo"`
 }
 
 // SummarySuggestion is a verdict's suggestion with its predicted gain.
@@ -243,6 +247,11 @@ func Summaries(ins []Input) []Summary {
 			}
 		}
 		s.MaxSustainedRate = maxSustained(r.Steps)
+		if k := r.Knee; k != nil {
+			// A knee search's probes are not a ramp: a transient failure
+			// is no ceiling, and its answer is the knee.
+			s.MaxSustainedRate, s.KneeRate, s.KneeSLO = nil, k.Rate, &k.SLOApplied
+		}
 		out = append(out, s)
 	}
 	return out

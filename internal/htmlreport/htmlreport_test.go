@@ -380,8 +380,12 @@ func TestSummaries(t *testing.T) {
 		t.Errorf("full: suggestions %+v", s[1].Suggestions)
 	}
 	b, err := json.Marshal(s)
-	if err != nil || !bytes.Contains(b, []byte(`"late_pct":null`)) {
-		t.Errorf("closed loop late_pct should be null: %s", b)
+	if err != nil || !bytes.Contains(b, []byte(`"late_pct":null`)) || !bytes.Contains(b, []byte(`"knee_rate":null`)) {
+		t.Errorf("closed loop late_pct and knee_rate should be null: %s", b)
+	}
+	k := Summaries(load(t, fxKnee))[0]
+	if k.KneeRate == nil || *k.KneeRate != 80 || k.KneeSLO == nil || *k.KneeSLO != "p99<300ms,late<1%,errors<1%" || k.MaxSustainedRate != nil {
+		t.Errorf("knee summary: rate %v slo %v max sustained %v", k.KneeRate, k.KneeSLO, k.MaxSustainedRate)
 	}
 }
 
