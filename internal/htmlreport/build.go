@@ -1037,12 +1037,8 @@ func kneeBlocks(r *report.Result) []Block {
 		Caption: fmt.Sprintf("Probes in the order run (SLO %s; ramp ×2 from %s req/s, then bisection to within %g%%; %s; search ended: %s)",
 			k.SLOApplied, rate(k.Start), k.PrecisionPct, retries, k.Stop),
 		Head: []string{"probe", "requested req/s", "outcome", "run at this rate", "SLO terms broken"}, Rows: rows, Marks: marks, Align: "rrlll"}})
-	if lines := report.TransientLines(r); len(lines) > 0 {
-		var items []string
-		for _, l := range lines[1 : len(lines)-1] {
-			items = append(items, strings.TrimSpace(l))
-		}
-		blocks = append(blocks, Block{Para: lines[0]}, Block{List: items}, Block{Note: strings.TrimSpace(lines[len(lines)-1])})
+	if head, items, tail, ok := report.Transients(r); ok {
+		blocks = append(blocks, Block{Para: head}, Block{List: items}, Block{Note: tail})
 	}
 	return blocks
 }

@@ -142,10 +142,7 @@ func PrintKnee(w io.Writer, r *Result) {
 			byStep[*p.Step] = p
 		}
 	}
-	transient := map[float64]bool{}
-	for _, v := range k.TransientRates {
-		transient[v] = true
-	}
+	transient := transientSet(k)
 	var rows []rampRow
 	for _, i := range order {
 		st := r.Steps[i]
@@ -210,26 +207,20 @@ func KneeAnswer(k *Knee) string {
 	return s
 }
 
-// TransientLines name the probes that failed and passed when run again,
-// with the worst interval of each failing run, and say what the search
-// made of them; none when there were none.
-func TransientLines(r *Result) []string {
+// Transients names the probes that failed and passed when run again: a
+// heading, one item per failing run (its broken terms and worst interval)
+// and what the search made of them; ok is false when there were none.
+func Transients(r *Result) (head string, items []string, tail string, ok bool) {
 	k := r.Knee
 	if k == nil || len(k.TransientRates) == 0 {
-		return nil
+		return "", nil, "", false
 	}
-	transient := map[float64]bool{}
-	for _, v := range k.TransientRates {
-		transient[v] = true
-	}
-	var lines []string
-	failedRuns := 0
+	transient := transientSet(k)
 	for _, p := range k.Probes {
 		if !transient[p.Rate] || p.Pass || p.Partial {
 			continue
 		}
-		failedRuns++
-		s := fmt.Sprintf("  %s/s", fmtRate(p.Rate))
+		s := fmtRate(p.Rate) + "/s"
 		if p.Step != nil {
 			s += fmt.Sprintf(" (probe %d)", *p.Step+1)
 		}
@@ -239,17 +230,40 @@ func TransientLines(r *Result) []string {
 				s += "; " + w
 			}
 		}
-		lines = append(lines, s)
+		items = append(items, s)
 	}
-	head := fmt.Sprintf("transient failures: %d of %d probes broke the SLO, and a re-run at the same rate passed:", failedRuns, len(k.Probes))
-	tail := "  a failure that does not recur at the same rate is taken as a stall, not the rate's limit (--retries 0 counts it)"
+	head = fmt.Sprintf("transient failures: %d of %d probes broke the SLO, and a re-run at the same rate passed:", len(items), len(k.Probes))
+	tail = "a failure that does not recur at the same rate is taken as a stall, not the rate's limit (--retries 0 counts it)"
 	if len(k.TransientRates) > 1 {
 		tail += fmt.Sprintf("; stalls came at %d rates, so over a longer window the SLO may not hold at the knee either", len(k.TransientRates))
 	}
 	if k.Rate != nil {
 		tail += fmt.Sprintf(": to check, run at the knee for longer (%s)", kneeRunCommand(r, *k.Rate))
 	}
-	return append(append([]string{head}, lines...), tail)
+	return head, items, tail, true
+}
+
+// TransientLines are Transients as console lines, the items and the tail
+// indented; none when there were none.
+func TransientLines(r *Result) []string {
+	head, items, tail, ok := Transients(r)
+	if !ok {
+		return nil
+	}
+	lines := []string{head}
+	for _, it := range items {
+		lines = append(lines, "  "+it)
+	}
+	return append(lines, "  "+tail)
+}
+
+// transientSet is the set of k's transient rates.
+func transientSet(k *Knee) map[float64]bool {
+	set := make(map[float64]bool, len(k.TransientRates))
+	for _, v := range k.TransientRates {
+		set[v] = true
+	}
+	return set
 }
 
 // worstInterval describes the worst interval of step: the one with the most
