@@ -157,6 +157,52 @@ func TestServerDurability(t *testing.T) {
 	}
 }
 
+// TestPostgresCommitsPerRequest: at a low request rate ceiling's own
+// sampling sessions (about 22 read-only transactions a second) would be
+// half the server's commits; the commits counter leaves them out, so one
+// insert per transaction costs about one commit.
+func TestPostgresCommitsPerRequest(t *testing.T) {
+	dsn := serverDSN(t, testenv.PostgresEnv)
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", dsn, "-R", "40", "-T", "5s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var raw struct {
+		Summary struct {
+			Requests int64 `json:"requests"`
+		} `json:"summary"`
+		Costs struct {
+			CommitsPerOp *float64 `json:"commits_per_op"`
+		} `json:"costs"`
+		Evidence struct {
+			Counters map[string]float64 `json:"counters"`
+		} `json:"evidence"`
+	}
+	b, err := os.ReadFile(mustGlob(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonUnmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	c := raw.Evidence.Counters
+	own, server := c["pg.ceiling_sampler_xacts"], c["pg.xact_commit"]
+	if raw.Costs.CommitsPerOp == nil {
+		t.Fatalf("commits per op not measured; counters %v", c)
+	}
+	t.Logf("%d requests: %.3f commits per request (server xact_commit %+.0f, ceiling's sampler transactions %+.0f)",
+		raw.Summary.Requests, *raw.Costs.CommitsPerOp, server, own)
+	if own < 50 {
+		t.Errorf("ceiling's sampler transactions over 5 s: %v, want >= 50", own)
+	}
+	// 200 requests; the samplers' rounds are published up to about a
+	// second late (±22): within ±0.15 of one.
+	if v := *raw.Costs.CommitsPerOp; v < 0.85 || v > 1.15 {
+		t.Errorf("commits per request %.3f, want about 1 (server xact_commit %+.0f, ceiling's own %+.0f)", v, server, own)
+	}
+}
+
 // TestMySQLDurabilityRestoredAfterInterrupt: innodb_flush_log_at_trx_commit
 // is global, so an interrupted run must still put it back.
 func TestMySQLDurabilityRestoredAfterInterrupt(t *testing.T) {

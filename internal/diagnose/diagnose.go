@@ -753,6 +753,16 @@ func busy(f Figures) *float64 {
 	return b
 }
 
+// cpuWhose names what busy measured: the server's processes, or the whole
+// host of a local server (ceiling and other processes included) where that
+// was the higher figure.
+func cpuWhose(f Figures, b float64) string {
+	if f.HostBusy != nil && *f.HostBusy == b && (f.ServerCPUCores == nil || f.Cores == nil || *f.ServerCPUCores / *f.Cores < b) {
+		return "server host's"
+	}
+	return "server's"
+}
+
 // CPURule: the server's cores are (nearly) all busy.
 func CPURule(f Figures) Candidate {
 	c := Candidate{Rule: Rule{Name: CPU}}
@@ -766,7 +776,7 @@ func CPURule(f Figures) Candidate {
 	case *b >= MinCPUBusy && f.InProcess:
 		c.Why = fmt.Sprintf("ceiling with the embedded engine uses %.0f%% of the cores ≥ %.0f%%", 100**b, 100*MinCPUBusy)
 	case *b >= MinCPUBusy:
-		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores ≥ %.0f%%", 100**b, 100*MinCPUBusy)
+		c.Why = fmt.Sprintf("CPU %.0f%% of the %s cores ≥ %.0f%%", 100**b, cpuWhose(f, *b), 100*MinCPUBusy)
 	case !f.InProcess && sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.HostBusy != nil && *f.HostBusy >= MinHostBusyWithWait:
 		c.Why = fmt.Sprintf("sessions on CPU %.0f%% of their time, host %.0f%% busy", 100*sh[WaitCPU], 100**f.HostBusy)
 	case sh != nil && sh[WaitCPU] >= MinCPUWaitShare && f.Cores != nil && f.Threads > 0 &&
@@ -782,7 +792,7 @@ func CPURule(f Figures) Candidate {
 			*f.Cores/float64(f.Threads), f))
 		return c
 	default:
-		c.Why = fmt.Sprintf("CPU %.0f%% of the server's cores < %.0f%%", 100**b, 100*MinCPUBusy)
+		c.Why = fmt.Sprintf("CPU %.0f%% of the %s cores < %.0f%%", 100**b, cpuWhose(f, *b), 100*MinCPUBusy)
 		return c
 	}
 	c.Matched, c.Score = true, math.Min(*b, 1)
@@ -790,7 +800,8 @@ func CPURule(f Figures) Candidate {
 	if f.ServerCPUCores != nil && f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%.0f µs of server CPU per request", 1e6**f.ServerCPUCores / *f.RequestsPerSec))
 	}
-	if server, client, other, ok := hostSplit(f); ok && other >= MinOtherCPU {
+	server, client, other, split := hostSplit(f)
+	if split && other >= MinOtherCPU {
 		// Much of the busy CPU is neither the server's nor ceiling's:
 		// the database shares its host with other work.
 		msg := fmt.Sprintf("of the host's %.0f%% busy, the server's processes use %.0f%%, ceiling %.0f%% and other processes %.0f%%",
@@ -802,6 +813,18 @@ func CPURule(f Figures) Candidate {
 		c.Score = math.Min(c.Score, 1-other)
 		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("stopping the other work on this host, %.0f%% of its cores (at best)", 100*other), 1/(1-other), f))
 	}
+	if split && client >= MinClientHostCPU && server > 0 {
+		// ceiling runs on the server's host and takes part of the cores
+		// that are the limit: a load generator on another host leaves
+		// them to the server. At best the server then does as much more
+		// work as the cores it gains, at its measured CPU per request.
+		if other < MinOtherCPU {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("ceiling runs on the server's host and uses %.0f%% of its cores, the server's processes %.0f%%: part of the limit is the load generator's",
+				100*client, 100*server))
+		}
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("ceiling on another host, which leaves the server the %.0f%% of the cores ceiling uses here (at best)", 100*client),
+			(server+client)/server, f))
+	}
 	// Throughput proportional to the cores, at best.
 	c.Suggestions = append(c.Suggestions, suggest("twice the cores (at best proportional)", 2, f))
 	return c
@@ -810,6 +833,11 @@ func CPURule(f Figures) Candidate {
 // MinOtherCPU is the share of the host's cores used by processes other
 // than the server's and ceiling's above which the CPU verdict says so.
 const MinOtherCPU = 0.25
+
+// MinClientHostCPU is the share of a local server's host cores used by
+// ceiling itself above which the CPU verdict says so and suggests running
+// ceiling from another host.
+const MinClientHostCPU = 0.15
 
 // hostSplit splits the host's busy CPU (fractions of all its cores) into
 // the server's processes, ceiling's and the rest, where all three were

@@ -318,6 +318,48 @@ func TestCPUOtherWork(t *testing.T) {
 	}
 }
 
+// TestCPUSharedWithCeiling: on a local server's host ceiling's own share
+// of the busy cores is named, and moving ceiling to another host is
+// suggested first, at best giving the server those cores. Figures of a
+// real run: MariaDB, mixed, 8 threads, 9,041 req/s, host 86% busy, mariadbd
+// 1.064 cores, ceiling 28% of the 2 cores.
+func TestCPUSharedWithCeiling(t *testing.T) {
+	f := Figures{ServerCPUCores: p(1.064), Cores: p(2), HostBusy: p(0.862), ClientCPUPct: p(28.1), RequestsPerSec: p(9041.5), Threads: 8}
+	c := CPURule(f)
+	if !c.Matched || c.Why != "CPU 86% of the server host's cores ≥ 85%" {
+		t.Fatalf("cpu: matched %v, %q", c.Matched, c.Why)
+	}
+	if ev := strings.Join(c.Evidence, "|"); !strings.Contains(ev, "ceiling runs on the server's host and uses 28% of its cores, the server's processes 53%") {
+		t.Errorf("evidence %q", ev)
+	}
+	if len(c.Suggestions) != 2 || !strings.HasPrefix(c.Suggestions[0].Action, "ceiling on another host") ||
+		c.Suggestions[0].PredictedGain == nil || *c.Suggestions[0].PredictedGain != 1.53 || *c.Suggestions[0].PredictedRequestsPerSec != 13817 {
+		t.Errorf("suggestions %+v, want ceiling on another host first, ×1.53 (≈ 13,817 req/s)", c.Suggestions)
+	}
+	// A small share (10%): not named.
+	f.ClientCPUPct = p(10)
+	if c := CPURule(f); strings.Contains(strings.Join(c.Evidence, "|"), "ceiling runs on") || strings.HasPrefix(c.Suggestions[0].Action, "ceiling on another host") {
+		t.Errorf("10%% share named: %q %+v", c.Evidence, c.Suggestions)
+	}
+	// Other work too: one line names all three, both moves are suggested.
+	f.ClientCPUPct, f.HostBusy, f.ServerCPUCores = p(20), p(0.95), p(0.8)
+	c = CPURule(f)
+	ev := strings.Join(c.Evidence, "|")
+	if strings.Contains(ev, "ceiling runs on") || !strings.Contains(ev, "the server's processes use 40%, ceiling 20% and other processes 35%") ||
+		len(c.Suggestions) != 3 || !strings.HasPrefix(c.Suggestions[1].Action, "ceiling on another host") {
+		t.Errorf("with other work: %q %+v", ev, c.Suggestions)
+	}
+	// The server's own processes the higher figure: its cores are named.
+	if c := CPURule(Figures{ServerCPUCores: p(1.9), Cores: p(2), HostBusy: p(0.9), ClientCPUPct: p(4)}); c.Why != "CPU 95% of the server's cores ≥ 85%" {
+		t.Errorf("server-bound: %q", c.Why)
+	}
+	// The embedded engine runs in ceiling's process: no such line.
+	f.InProcess, f.ClientCPUPct = true, p(95)
+	if c := CPURule(f); !c.Matched || strings.Contains(strings.Join(c.Evidence, "|"), "ceiling runs on") || len(c.Suggestions) != 1 {
+		t.Errorf("in process: %q %+v", c.Evidence, c.Suggestions)
+	}
+}
+
 // TestUnsaturated: a closed loop that leaves the cores mostly idle with no
 // bottleneck says so and suggests more threads (no predicted gain); an
 // open loop, a busy host or an unmeasured one does not.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -477,6 +478,64 @@ func TestSamplerDeltas(t *testing.T) {
 	}
 	if full, relaxed := syncs[target.DurabilityFull], syncs[target.DurabilityRelaxed]; full > 0 && relaxed > full/4 {
 		t.Errorf("relaxed durability: log_syncs delta = %v, want far fewer than full's %v", relaxed, full)
+	}
+}
+
+// TestSamplerOwnTransactions: ceiling's own sampler sessions (the
+// statistics reads and the wait sampler's rounds, about 22 a second) commit
+// read-only transactions in the target's database, which xact_commit counts;
+// the commits counter leaves them out, so an idle target shows about none.
+func TestSamplerOwnTransactions(t *testing.T) {
+	ctx := testCtx(t)
+	tg := openTarget(t, testDB(t, "ceiling_test_pg"), target.DurabilityServer)
+	sampler := tg.(target.Sampler)
+	s0, err := sampler.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s1 target.Sample
+	for range 5 {
+		time.Sleep(time.Second)
+		if s1, err = sampler.Sample(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := delta(s0, s1)
+	own, server, commits := d[CtrSamplerXacts], d["pg.xact_commit"], d[target.CtrCommits]
+	t.Logf("5 s idle: server xact_commit %+.0f, ceiling's sampler transactions %+.0f, commits %+.0f", server, own, commits)
+	// 5 statistics reads and about 100 wait-sampler rounds; a backend
+	// publishes its counts up to about a second late, so the server's
+	// figure trails or leads ceiling's count by up to about 20.
+	if own < 50 || server < 50 {
+		t.Fatalf("sampler transactions %v, server xact_commit %v over 5 s: want >= 50 each (the wait sampler runs every %v)", own, server, WaitSampleInterval)
+	}
+	if math.Abs(commits) > 30 {
+		t.Errorf("commits delta %v on an idle target, want within ±30 of 0 (server %v, ceiling's own %v)", commits, server, own)
+	}
+
+	// Settle, as at the end of a run, ends the wait sampler's session and
+	// has the sampler's publish its statistics: the count is then exact
+	// but for a few transactions.
+	if err := tg.(target.Settler).Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := sampler.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = delta(s0, s2)
+	t.Logf("after Settle: server xact_commit %+.0f, ceiling's sampler transactions %+.0f, commits %+.0f", d["pg.xact_commit"], d[CtrSamplerXacts], d[target.CtrCommits])
+	if math.Abs(d[target.CtrCommits]) > 5 {
+		t.Errorf("after Settle: commits delta %v on an idle target, want within ±5 of 0", d[target.CtrCommits])
+	}
+	// The next Sample resumed the wait sampler.
+	time.Sleep(500 * time.Millisecond)
+	s3, err := sampler.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := delta(s2, s3)[target.CtrWaitSamples]; n < 3 {
+		t.Errorf("wait sampler rounds credited in the 0.5 s after Settle: %v, want it running again", n)
 	}
 }
 

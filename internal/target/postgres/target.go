@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,7 +72,8 @@ const closeTimeout = 5 * time.Second
 // pgTarget implements target.Target and target.Sampler.
 type pgTarget struct {
 	dsn  string          // as given; only ever shown through target.Redact
-	cfg  *pgx.ConnConfig // admin and sampler sessions
+	cfg  *pgx.ConnConfig // admin sessions
+	scfg *pgx.ConnConfig // sampler sessions: cfg, each query one transaction (see Open)
 	wcfg *pgx.ConnConfig // worker sessions: cfg plus the durability setting
 
 	mu     sync.Mutex // guards info and closed
@@ -87,6 +89,12 @@ type pgTarget struct {
 	postmaster int // the server's postmaster pid on this host; 0 not looked for yet, -1 not found (see serverCPU)
 
 	probe *probe // statistics views and columns; set by Open, read-only after
+
+	// own counts the transactions ceiling's sampler sessions committed in
+	// this database (statistics reads, the wait sampler's rounds): about
+	// 22 a second, which pg_stat_database's xact_commit counts with the
+	// workload's. Sample leaves them out of the commits counter.
+	own atomic.Int64
 }
 
 var (
@@ -115,6 +123,12 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		cfg.RuntimeParams["application_name"] = "ceiling"
 	}
 	t := &pgTarget{dsn: opts.DSN, cfg: cfg, done: make(chan struct{})}
+	// The sampler sessions' queries run unprepared (one Parse, Bind,
+	// Execute and Sync each): a statement prepared on first use would be
+	// a transaction of its own, which ceiling's count of its sampler
+	// transactions (own) would miss.
+	t.scfg = cfg.Copy()
+	t.scfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 
 	admin, err := t.connect(ctx, cfg)
 	if err != nil {

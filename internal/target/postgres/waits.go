@@ -27,8 +27,18 @@ var WaitSampleInterval = 50 * time.Millisecond
 
 // waitQuery lists the state of ceiling's worker sessions. It is run on the
 // wait sampler's own session (application_name "ceiling", so not counted).
+//
+// Each round is a transaction that pg_stat_database's xact_commit counts,
+// which the commits counter leaves out (pgTarget.own). A backend publishes
+// that count only along with other pending statistics, such as a table
+// read; the database's oid is looked up in pg_database by an InitPlan,
+// which runs in every round, before any row is filtered, so the rounds are
+// published about once a second (with the join of pg_stat_activity's
+// datname, pg_database was read only when a worker's row matched, and an
+// idle target's rounds stayed unpublished until the session ended).
 const waitQuery = `SELECT wait_event_type, wait_event, state FROM pg_catalog.pg_stat_activity
-	WHERE application_name = $1 AND datname = current_database()`
+	WHERE datid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+	  AND application_name = $1`
 
 // Wait categories, in the order of waitCtrs.
 const (
@@ -98,6 +108,58 @@ type waitSampler struct {
 	mu      sync.Mutex
 	ms      [nCat]float64 // cumulative milliseconds per category
 	samples float64       // rounds credited
+
+	// Pausing (see pause): the loop closes its session and waits for
+	// resume; paused gets the ended session's backend pid (0: none).
+	pauseReq bool
+	wake     chan struct{} // a pause was requested (buffered 1)
+	paused   chan uint32   // the loop's answer to a pause
+	resumed  chan struct{} // closed by resume
+}
+
+// pause asks the sampler to close its session and stay idle until resume,
+// and returns the pid of the backend it ended (0 if it had no session):
+// a backend publishes its pending statistics, such as its transaction
+// count, when it exits. It gives up when ctx ends.
+func (w *waitSampler) pause(ctx context.Context) (uint32, error) {
+	w.mu.Lock()
+	if w.pauseReq {
+		w.mu.Unlock()
+		return 0, nil
+	}
+	w.pauseReq = true
+	w.resumed = make(chan struct{})
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case pid := <-w.paused:
+		return pid, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// resume ends a pause; the sampler opens a new session.
+func (w *waitSampler) resume() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pauseReq {
+		w.pauseReq = false
+		close(w.resumed)
+	}
+}
+
+// pausing returns the channel a paused loop waits on, or nil.
+func (w *waitSampler) pausing() chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pauseReq {
+		return w.resumed
+	}
+	return nil
 }
 
 // waitSamplers maps a target to its running sampler (started lazily by the
@@ -118,11 +180,20 @@ func (t *pgTarget) waits() *waitSampler {
 	defer waitSamplersMu.Unlock()
 	w := waitSamplers[t]
 	if w == nil {
-		w = &waitSampler{}
+		w = &waitSampler{wake: make(chan struct{}, 1), paused: make(chan uint32)}
 		waitSamplers[t] = w
 		go w.run(t)
 	}
+	w.resume()
 	return w
+}
+
+// runningWaits returns the target's wait sampler if one runs, without
+// starting or resuming it.
+func (t *pgTarget) runningWaits() *waitSampler {
+	waitSamplersMu.Lock()
+	defer waitSamplersMu.Unlock()
+	return waitSamplers[t]
 }
 
 func (t *pgTarget) isClosed() bool {
@@ -162,6 +233,11 @@ func (w *waitSampler) run(t *pgTarget) {
 		select {
 		case <-timer.C:
 			return true
+		case <-w.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+			return true
 		case <-t.done:
 			return false
 		}
@@ -169,10 +245,42 @@ func (w *waitSampler) run(t *pgTarget) {
 	backoff := 50 * time.Millisecond
 	var last time.Time // start of the previous successful round
 	var et, ev, st *string
+	// hold serves a pause: it ends the session (its backend publishes
+	// its statistics as it exits), answers with the backend's pid, and
+	// waits for resume. It returns false once the target is closed.
+	hold := func(resumed chan struct{}) bool {
+		var pid uint32
+		if c != nil {
+			pid = c.PgConn().PID()
+			cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+			_ = c.Close(cctx)
+			cancel()
+			c, last = nil, time.Time{}
+		}
+		select {
+		case w.paused <- pid:
+		case <-resumed: // the pause was given up and ended
+			return true
+		case <-t.done:
+			return false
+		}
+		select {
+		case <-resumed:
+			return true
+		case <-t.done:
+			return false
+		}
+	}
 	for !t.isClosed() {
+		if resumed := w.pausing(); resumed != nil {
+			if !hold(resumed) {
+				return
+			}
+			continue
+		}
 		if c == nil || c.IsClosed() {
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			nc, err := pgx.ConnectConfig(cctx, t.cfg)
+			nc, err := pgx.ConnectConfig(cctx, t.scfg)
 			cancel()
 			if err != nil {
 				if !sleep(backoff) {
@@ -194,6 +302,9 @@ func (w *waitSampler) run(t *pgTarget) {
 			})
 		}
 		cancel()
+		if err == nil {
+			t.own.Add(1)
+		}
 		if err != nil {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			_ = c.Close(cctx)
@@ -259,6 +370,7 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 		out[target.CtrServerCPUSec] = sec
 		if f := t.foreign(); f != nil {
 			if fs, err := f.sample(ctx, c); err == nil {
+				t.own.Add(1)
 				out[target.CtrForeignCPUSec] = fs
 			}
 		}
