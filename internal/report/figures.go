@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func combineObserved(rs []*runner.Result) map[string]float64 {
 // figureLines describes the well-known figures on the console, in order.
 var figureLines = []struct{ key, format string }{
 	{"nopm", "NOPM       %10.0f   new orders committed per minute, counted from the database"},
-	{"tpm", "TPM        %10.0f   the server's commits + rollbacks per minute (server-wide: other sessions and ceiling's own monitoring count too)"},
+	{"tpm", "TPM        %10.0f   the server's commits + rollbacks per minute (other sessions count too; ceiling's own monitoring does not)"},
 	{"client_tpm", "client TPM %10.0f   transactions per minute ceiling itself committed or rolled back"},
 	{"efficiency_pct", "efficiency %9.1f%%   of the specification's maximum, 12.86 NOPM per warehouse"},
 }
@@ -85,6 +86,17 @@ var figureLabels = []struct{ key, label string }{
 	{"tpm", "TPM (the server's commits + rollbacks/min)"},
 	{"client_tpm", "client TPM (ceiling's commits + rollbacks/min)"},
 	{"efficiency_pct", "efficiency (% of 12.86 NOPM per warehouse)"},
+	{"log_bytes_per_data_byte", "log bytes per byte of row data"},
+	{"index_build_indexes", "secondary indexes built after the load"},
+	{"index_build_rows", "rows they indexed"},
+	{"index_build_s", "index build seconds (not in the figures above)"},
+}
+
+// statedByNote are figures a note of the run states in words on the
+// console (bulk-load's log ratio and index build), so they are not
+// printed again as figure lines.
+var statedByNote = map[string]bool{
+	"log_bytes_per_data_byte": true, "index_build_indexes": true, "index_build_rows": true, "index_build_s": true,
 }
 
 // FigureKeys lists the keys of figures, the well-known ones first (in
@@ -155,6 +167,17 @@ func printFigures(w io.Writer, r *Result) {
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		fmt.Fprintf(w, "%s: %.0f\n", k, r.Figures[k])
+		if !statedByNote[k] {
+			fmt.Fprintf(w, "%s: %s\n", FigureLabel(k), figureText(r.Figures[k]))
+		}
 	}
+}
+
+// figureText formats a figure: counts without decimals, other values to
+// three decimals at most.
+func figureText(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }

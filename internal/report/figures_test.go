@@ -97,6 +97,26 @@ func TestWorkloadFiguresPerStep(t *testing.T) {
 	}
 }
 
+// TestPrintFiguresOthers: figures without a console line of their own are
+// printed by their label, to three decimals; those a note states in words
+// (bulk-load's) are not printed twice.
+func TestPrintFiguresOthers(t *testing.T) {
+	r := &Result{Figures: map[string]float64{"rows_checked": 1457119, "ratio_x": 1.14159, "log_bytes_per_data_byte": 1.14, "index_build_s": 8.8}}
+	var out bytes.Buffer
+	printFigures(&out, r)
+	got := out.String()
+	for _, want := range []string{"rows checked: 1457119\n", "ratio x: 1.142\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"log bytes per", "log_bytes", "index build", "index_build"} {
+		if strings.Contains(got, not) {
+			t.Errorf("prints %q, which a note states:\n%s", not, got)
+		}
+	}
+}
+
 // TestMissingEvidenceLine: an n/a per-request cost is explained by the
 // target's missing_evidence; with every cost given there is no such line.
 func TestMissingEvidenceLine(t *testing.T) {
