@@ -259,8 +259,12 @@ func (p *postLoad) apply(doc *report.Result) {
 			if v, ok := doc.Evidence.PerSec[target.CtrLogBytes]; ok {
 				logMBs = fmt.Sprintf("%.2f", v/report.MB)
 			}
-			doc.Notes = append(doc.Notes, fmt.Sprintf("bulk load: %.2f MB/min of row data, log %s MB/s; the server wrote %.2f bytes of log per byte of row data",
-				doc.Summary.MBPerMin, logMBs, *r))
+			mb := "n/a"
+			if v := doc.Summary.MBPerMin; v != nil {
+				mb = fmt.Sprintf("%.2f", *v)
+			}
+			doc.Notes = append(doc.Notes, fmt.Sprintf("bulk load: %s MB/min of row data, log %s MB/s; the server wrote %.2f bytes of log per byte of row data",
+				mb, logMBs, *r))
 		}
 	}
 	switch {

@@ -384,7 +384,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	info := t.Info()
 
 	cores := runtime.NumCPU()
-	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: info, Cores: cores}
+	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: info, Cores: cores, NoBytes: workload.NoBytes(w)}
 	if o, ok := w.(workload.Observer); ok {
 		params.Figures = o.Figures
 	}
@@ -514,7 +514,7 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	}
 	fmt.Fprintln(e.stdout)
 
-	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores}
+	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
 	switch {
 	case len(cfg.Steps) > 0:
 		for _, st := range cfg.Steps {

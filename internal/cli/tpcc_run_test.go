@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,8 +51,15 @@ func TestRunTPCC(t *testing.T) {
 				t.Fatal(err)
 			}
 			var doc struct {
-				Figures  map[string]float64 `json:"figures"`
-				Workload struct {
+				Figures map[string]float64 `json:"figures"`
+				Summary struct {
+					MBPerMin *float64 `json:"mb_per_min"`
+					ByOp     map[string]struct {
+						MBPerMin *float64 `json:"mb_per_min"`
+					} `json:"by_op"`
+				} `json:"summary"`
+				Intervals []map[string]any `json:"intervals"`
+				Workload  struct {
 					Params map[string]any `json:"params"`
 				} `json:"workload"`
 				Isolated []struct {
@@ -68,6 +76,17 @@ func TestRunTPCC(t *testing.T) {
 			}
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
+			}
+			// TPC-C counts rows, not data bytes: MB/min is null, never 0,
+			// and the console says n/a.
+			if doc.Summary.MBPerMin != nil || doc.Summary.ByOp["new_order"].MBPerMin != nil || len(doc.Summary.ByOp) != 5 {
+				t.Errorf("mb_per_min %v, new_order's %v (%d operations): want null", doc.Summary.MBPerMin, doc.Summary.ByOp["new_order"].MBPerMin, len(doc.Summary.ByOp))
+			}
+			if len(doc.Intervals) == 0 || doc.Intervals[0]["mb_per_min"] != nil {
+				t.Errorf("intervals' mb_per_min: want null, got %v", doc.Intervals)
+			}
+			if !regexp.MustCompile(`(?m)^new_order +\d+ +[\d.]+ +[\d.]+ +n/a `).MatchString(stdout) {
+				t.Errorf("console's new_order line does not show MB/min n/a:\n%s", stdout)
 			}
 			if doc.Figures["nopm"] <= 0 || doc.Figures["new_orders"] <= 0 || doc.Figures["client_tpm"] <= 0 {
 				t.Errorf("figures %v: want nopm, new_orders and client_tpm above 0", doc.Figures)

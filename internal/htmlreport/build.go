@@ -246,7 +246,7 @@ func summaryBlocks(r *report.Result) []Block {
 	kv(&rows, "requests", group(strconv.FormatInt(s.Requests, 10)))
 	kv(&rows, "requests/s", num(s.RequestsPerSec))
 	kv(&rows, "rows/s", num(s.RowsPerSec))
-	kv(&rows, "MB/min", num(s.MBPerMin))
+	kv(&rows, "MB/min", opt(s.MBPerMin))
 	for _, k := range report.FigureKeys(r.Figures) {
 		v := r.Figures[k]
 		text := num(v)
@@ -276,12 +276,12 @@ func summaryBlocks(r *report.Result) []Block {
 	}
 	for _, name := range order {
 		o := s.ByOp[name]
-		row := []string{name, group(strconv.FormatInt(o.Requests, 10)), num(o.RequestsPerSec), num(o.RowsPerSec), num(o.MBPerMin)}
+		row := []string{name, group(strconv.FormatInt(o.Requests, 10)), num(o.RequestsPerSec), num(o.RowsPerSec), opt(o.MBPerMin)}
 		row = append(row, latencyCells(o.LatencyMs)...)
 		ops = append(ops, append(row, strconv.FormatInt(o.Errors, 10)))
 	}
 	if len(order) > 1 {
-		row := []string{"total", group(strconv.FormatInt(s.Requests, 10)), num(s.RequestsPerSec), num(s.RowsPerSec), num(s.MBPerMin)}
+		row := []string{"total", group(strconv.FormatInt(s.Requests, 10)), num(s.RequestsPerSec), num(s.RowsPerSec), opt(s.MBPerMin)}
 		row = append(row, latencyCells(s.LatencyMs)...)
 		ops = append(ops, append(row, strconv.FormatInt(s.Errors, 10)))
 	}
@@ -774,7 +774,7 @@ func runLat(f func(*metrics.Latency) float64) func(report.RunSummary) *float64 {
 var repeatFigures = []repeatFigure{
 	{"requests_per_sec", "req/s", func(r report.RunSummary) *float64 { return f64(r.RequestsPerSec) }},
 	{"rows_per_sec", "rows/s", func(r report.RunSummary) *float64 { return f64(r.RowsPerSec) }},
-	{"mb_per_min", "MB/min", func(r report.RunSummary) *float64 { return f64(r.MBPerMin) }},
+	{"mb_per_min", "MB/min", func(r report.RunSummary) *float64 { return r.MBPerMin }},
 	{"latency_p50_ms", "p50 ms", runLat(func(l *metrics.Latency) float64 { return l.P50 })},
 	{"latency_p95_ms", "p95 ms", runLat(func(l *metrics.Latency) float64 { return l.P95 })},
 	{"latency_p99_ms", "p99 ms", runLat(func(l *metrics.Latency) float64 { return l.P99 })},

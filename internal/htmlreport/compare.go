@@ -121,7 +121,7 @@ func costOf(get func(report.Costs) *float64) func(*report.Result) *float64 {
 var figures = []figure{
 	{"requests_per_sec", "req/s", "headline", 1, func(r *report.Result) *float64 { return f64(r.Summary.RequestsPerSec) }},
 	{"rows_per_sec", "rows/s", "headline", 1, func(r *report.Result) *float64 { return f64(r.Summary.RowsPerSec) }},
-	{"mb_per_min", "MB/min", "headline", 1, func(r *report.Result) *float64 { return f64(r.Summary.MBPerMin) }},
+	{"mb_per_min", "MB/min", "headline", 1, func(r *report.Result) *float64 { return r.Summary.MBPerMin }},
 	{"latency_p50_ms", "p50 ms", "headline", -1, sumLat(func(l *metrics.Latency) float64 { return l.P50 })},
 	{"latency_p95_ms", "p95 ms", "headline", -1, sumLat(func(l *metrics.Latency) float64 { return l.P95 })},
 	{"latency_p99_ms", "p99 ms", "headline", -1, sumLat(func(l *metrics.Latency) float64 { return l.P99 })},

@@ -118,7 +118,7 @@ func intervalRows(r *report.Result) [][]string {
 	for i := range r.Intervals {
 		pt := &r.Intervals[i]
 		row := []string{intRef(pt.Run), intRef(pt.Step), fcell(pt.T), fcell(pt.Seconds), strconv.FormatBool(pt.Warmup),
-			strconv.FormatInt(pt.Requests, 10), fcell(pt.RequestsPerSec), fcell(pt.RowsPerSec), fcell(pt.MBPerMin),
+			strconv.FormatInt(pt.Requests, 10), fcell(pt.RequestsPerSec), fcell(pt.RowsPerSec), cell(pt.MBPerMin),
 			strconv.FormatInt(pt.Errors, 10), strconv.FormatInt(pt.Late, 10)}
 		row = append(row, latCells(pt.LatencyMs)...)
 		row = append(row, cell(pt.LogMBPerSec), cell(pt.LogSyncsPerSec), cell(pt.DataIOPS), nanCell(dataLatency(pt)), nanCell(logSyncLatency(pt)),
@@ -178,7 +178,7 @@ func runRows(r *report.Result) [][]string {
 	rows := [][]string{head}
 	for _, run := range r.Runs {
 		row := []string{strconv.Itoa(run.Run), strconv.FormatBool(run.Partial), fcell(run.ElapsedS), strconv.FormatInt(run.Requests, 10),
-			fcell(run.RequestsPerSec), fcell(run.RowsPerSec), fcell(run.MBPerMin), strconv.FormatInt(run.Errors, 10), cell(run.LatePct)}
+			fcell(run.RequestsPerSec), fcell(run.RowsPerSec), cell(run.MBPerMin), strconv.FormatInt(run.Errors, 10), cell(run.LatePct)}
 		row = append(row, latCells(run.LatencyMs)...)
 		for _, c := range costRows {
 			row = append(row, cell(c.get(run.Costs)))

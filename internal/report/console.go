@@ -25,6 +25,8 @@ type Live struct {
 	// lines then show it and the late requests, and a step's last line is
 	// printed when the step (or its warm-up) ends.
 	Rates []float64
+	// NoBytes: the workload does not count data bytes; MB/min shows n/a.
+	NoBytes bool
 
 	acc      runner.Interval
 	accSnapN int
@@ -104,7 +106,7 @@ func (l *Live) Done() {
 }
 
 func (l *Live) line(iv runner.Interval) string {
-	p := intervalOf(iv, l.Cores)
+	p := intervalOf(iv, l.Cores, l.NoBytes)
 	lat := func(f func() float64) string {
 		if p.LatencyMs == nil {
 			return "n/a"
@@ -126,13 +128,13 @@ func (l *Live) line(iv runner.Interval) string {
 		if iv.Step >= 0 && iv.Step < len(l.Rates) {
 			target = fmtRate(l.Rates[iv.Step])
 		}
-		return fmt.Sprintf("%6.0fs %10s %10.1f %10.1f %9.2f %9s %9s %6d %8d %10s %9s %6s%s",
-			p.T, target, p.RequestsPerSec, p.RowsPerSec, p.MBPerMin,
+		return fmt.Sprintf("%6.0fs %10s %10.1f %10.1f %9s %9s %9s %6d %8d %10s %9s %6s%s",
+			p.T, target, p.RequestsPerSec, p.RowsPerSec, opt(p.MBPerMin, "%.2f"),
 			lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
 			p.Errors, p.Late, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
 	}
-	return fmt.Sprintf("%6.0fs %10.1f %10.1f %9.2f %9s %9s %6d %10s %9s %6s%s",
-		p.T, p.RequestsPerSec, p.RowsPerSec, p.MBPerMin,
+	return fmt.Sprintf("%6.0fs %10.1f %10.1f %9s %9s %9s %6d %10s %9s %6s%s",
+		p.T, p.RequestsPerSec, p.RowsPerSec, opt(p.MBPerMin, "%.2f"),
 		lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
 		p.Errors, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
 }
@@ -167,11 +169,11 @@ func PrintSummary(w io.Writer, r *Result) {
 	row := func(name string, o OpResult) {
 		l := o.LatencyMs
 		if l == nil {
-			fmt.Fprintf(w, "%-*s %10d %10.1f %10.1f %10.3f %9s %8s %8s %8s %8s %8s %8s %7d\n", nameW, name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
+			fmt.Fprintf(w, "%-*s %10d %10.1f %10.1f %10s %9s %8s %8s %8s %8s %8s %8s %7d\n", nameW, name, o.Requests, o.RequestsPerSec, o.RowsPerSec, opt(o.MBPerMin, "%.3f"),
 				"n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", o.Errors)
 			return
 		}
-		fmt.Fprintf(w, "%-*s %10d %10.1f %10.1f %10.3f %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %7d\n", nameW, name, o.Requests, o.RequestsPerSec, o.RowsPerSec, o.MBPerMin,
+		fmt.Fprintf(w, "%-*s %10d %10.1f %10.1f %10s %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %7d\n", nameW, name, o.Requests, o.RequestsPerSec, o.RowsPerSec, opt(o.MBPerMin, "%.3f"),
 			l.P50, l.P90, l.P95, l.P99, l.P999, l.Max, l.Mean, o.Errors)
 	}
 	for _, op := range s.OpOrder {

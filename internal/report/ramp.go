@@ -199,7 +199,7 @@ func RunLine(r *Result) string {
 	if s.LatencyMs != nil {
 		p99 = fmt.Sprintf("%.3f ms", s.LatencyMs.P99)
 	}
-	line := fmt.Sprintf("%.1f req/s, %.1f rows/s, %.3f MB/min, p99 %s, %d errors", s.RequestsPerSec, s.RowsPerSec, s.MBPerMin, p99, s.Errors)
+	line := fmt.Sprintf("%.1f req/s, %.1f rows/s, %s MB/min, p99 %s, %d errors", s.RequestsPerSec, s.RowsPerSec, opt(s.MBPerMin, "%.3f"), p99, s.Errors)
 	if len(r.Steps) > 1 {
 		ach := make([]string, len(r.Steps))
 		for i, st := range r.Steps {

@@ -18,7 +18,7 @@ type RunSummary struct {
 	Requests       int64            `json:"requests"`
 	RequestsPerSec float64          `json:"requests_per_sec"`
 	RowsPerSec     float64          `json:"rows_per_sec"`
-	MBPerMin       float64          `json:"mb_per_min"`
+	MBPerMin       *float64         `json:"mb_per_min"`
 	Errors         int64            `json:"errors"`
 	Late           *int64           `json:"late"`     // open loop; null in closed loop
 	LatePct        *float64         `json:"late_pct"` // open loop, of scheduled
@@ -82,7 +82,7 @@ func latencyOf(f func(*metrics.Latency) float64) func(RunSummary) *float64 {
 var repeatMetrics = []repeatMetric{
 	{"requests_per_sec", "req/s", "%.1f", func(r RunSummary) *float64 { return f64(r.RequestsPerSec) }},
 	{"rows_per_sec", "rows/s", "%.1f", func(r RunSummary) *float64 { return f64(r.RowsPerSec) }},
-	{"mb_per_min", "MB/min", "%.3f", func(r RunSummary) *float64 { return f64(r.MBPerMin) }},
+	{"mb_per_min", "MB/min", "%.3f", func(r RunSummary) *float64 { return r.MBPerMin }},
 	{"latency_p50_ms", "p50 ms", "%.3f", latencyOf(func(l *metrics.Latency) float64 { return l.P50 })},
 	{"latency_p95_ms", "p95 ms", "%.3f", latencyOf(func(l *metrics.Latency) float64 { return l.P95 })},
 	{"latency_p99_ms", "p99 ms", "%.3f", latencyOf(func(l *metrics.Latency) float64 { return l.P99 })},

@@ -131,7 +131,7 @@ func TestStepOf(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := stepOf(3, tc.st, 2)
+			s := stepOf(3, tc.st, 2, false)
 			if s.Index != 3 || s.Rate != tc.st.Rate {
 				t.Fatalf("index %d rate %g", s.Index, s.Rate)
 			}

@@ -109,7 +109,7 @@ type Summary struct {
 	Rows           int64               `json:"rows"`
 	RowsPerSec     float64             `json:"rows_per_sec"`
 	Bytes          int64               `json:"bytes"`
-	MBPerMin       float64             `json:"mb_per_min"`
+	MBPerMin       *float64            `json:"mb_per_min"` // null where the workload does not count data bytes (tpcc)
 	Errors         int64               `json:"errors"`
 	ErrorsByClass  map[string]int64    `json:"errors_by_class"`
 	FirstErrors    map[string]string   `json:"first_errors,omitempty"`
@@ -132,7 +132,7 @@ type OpResult struct {
 	Rows           int64            `json:"rows"`
 	RowsPerSec     float64          `json:"rows_per_sec"`
 	Bytes          int64            `json:"bytes"`
-	MBPerMin       float64          `json:"mb_per_min"`
+	MBPerMin       *float64         `json:"mb_per_min"`
 	Errors         int64            `json:"errors"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
 	// RowsExamined as in Summary; absent for an operation that reports none.
@@ -296,7 +296,7 @@ type IntervalPoint struct {
 	Requests       int64            `json:"requests"`
 	RequestsPerSec float64          `json:"requests_per_sec"`
 	RowsPerSec     float64          `json:"rows_per_sec"`
-	MBPerMin       float64          `json:"mb_per_min"`
+	MBPerMin       *float64         `json:"mb_per_min"`
 	Errors         int64            `json:"errors"`
 	Late           int64            `json:"late"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
@@ -343,6 +343,15 @@ func mbPerMin(bytes int64, s float64) float64 {
 	return float64(bytes) / MB / s * 60
 }
 
+// mbRate is mbPerMin where the workload counts data bytes, else nil (not
+// measured, so never shown as 0).
+func mbRate(bytes int64, s float64, noBytes bool) *float64 {
+	if noBytes {
+		return nil
+	}
+	return f64(mbPerMin(bytes, s))
+}
+
 // Params carries what the result needs besides the run itself.
 type Params struct {
 	Version    string
@@ -356,6 +365,9 @@ type Params struct {
 	// Figures computes the workload's headline figures (workload.Observer)
 	// from what it counted over the measured phase; nil when it has none.
 	Figures func(workload.Span) map[string]float64
+	// NoBytes says the workload does not count the data bytes of its
+	// requests (workload.NoByteCounts): MB/min is then null, not 0.
+	NoBytes bool
 }
 
 // Host is a flush probe of the local host (result key "host").
@@ -408,7 +420,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	tot := r.Total.Total()
 	s := Summary{
 		ElapsedS: el, Requests: tot.Requests, RequestsPerSec: perSec(tot.Requests, el),
-		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: tot.Bytes, MBPerMin: mbPerMin(tot.Bytes, el),
+		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: tot.Bytes, MBPerMin: mbRate(tot.Bytes, el, p.NoBytes),
 		Errors: tot.ErrorCount(), ErrorsByClass: map[string]int64{}, Late: tot.Late, Reconnects: r.Total.Reconnects,
 		LatencyMs: metrics.LatencyOf(tot.Hist), ByOp: map[string]OpResult{},
 	}
@@ -426,7 +438,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		s.OpOrder = append(s.OpOrder, op.Name)
 		o := OpResult{
 			Requests: op.Requests, RequestsPerSec: perSec(op.Requests, el), Rows: op.Rows, RowsPerSec: perSec(op.Rows, el),
-			Bytes: op.Bytes, MBPerMin: mbPerMin(op.Bytes, el), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
+			Bytes: op.Bytes, MBPerMin: mbRate(op.Bytes, el, p.NoBytes), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
 		}
 		o.RowsExamined, o.RowsExaminedPerRequest = examined(op.Examined, op.Requests)
 		s.ByOp[op.Name] = o
@@ -439,7 +451,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	if p.openLoop() {
 		var late, sched int64
 		for i, st := range r.Steps {
-			res.Steps = append(res.Steps, stepOf(i, st, p.Cores))
+			res.Steps = append(res.Steps, stepOf(i, st, p.Cores, p.NoBytes))
 			late += st.Late
 			sched += st.Scheduled
 		}
@@ -489,7 +501,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		}
 	}
 	for _, iv := range r.Intervals {
-		pt := intervalOf(iv, p.Cores)
+		pt := intervalOf(iv, p.Cores, p.NoBytes)
 		if p.openLoop() {
 			pt.Step = &iv.Step
 		}
@@ -581,11 +593,11 @@ func fileOf(f target.FileStat, secs float64, requests int64) File {
 	return out
 }
 
-func intervalOf(iv runner.Interval, cores int) IntervalPoint {
+func intervalOf(iv runner.Interval, cores int, noBytes bool) IntervalPoint {
 	secs := (iv.End - iv.Start).Seconds()
 	t := iv.Snap.Total()
 	p := IntervalPoint{T: iv.End.Seconds(), Seconds: secs, Warmup: iv.Warmup, Requests: t.Requests,
-		RequestsPerSec: perSec(t.Requests, secs), RowsPerSec: perSec(t.Rows, secs), MBPerMin: mbPerMin(t.Bytes, secs),
+		RequestsPerSec: perSec(t.Requests, secs), RowsPerSec: perSec(t.Rows, secs), MBPerMin: mbRate(t.Bytes, secs, noBytes),
 		Errors: t.ErrorCount(), Late: t.Late, LatencyMs: metrics.LatencyOf(t.Hist)}
 	if iv.Latency != nil {
 		p.LatencyMs = iv.Latency

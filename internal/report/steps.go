@@ -71,7 +71,7 @@ type Step struct {
 }
 
 // stepOf builds step i from what the runner measured.
-func stepOf(i int, st runner.StepResult, cores int) Step {
+func stepOf(i int, st runner.StepResult, cores int, noBytes bool) Step {
 	el := st.Elapsed.Seconds()
 	s := Step{
 		Index: i, Rate: st.Rate, Scheduled: st.Scheduled, Completed: st.Completed, Late: st.Late, Failed: st.Failed,
@@ -91,7 +91,7 @@ func stepOf(i int, st runner.StepResult, cores int) Step {
 	if el > 0 {
 		s.AchievedPerSec = f64(float64(st.Completed) / el)
 		s.RowsPerSec = f64(perSec(tot.Rows, el))
-		s.MBPerMin = f64(mbPerMin(tot.Bytes, el))
+		s.MBPerMin = mbRate(tot.Bytes, el, noBytes)
 		if st.Rate > 0 {
 			s.AchievedPct = f64(100 * *s.AchievedPerSec / st.Rate)
 		}

@@ -70,6 +70,20 @@ type TableOwner interface {
 	OwnsTable(name string) bool
 }
 
+// NoByteCounts is implemented by workloads that do not count the data bytes
+// of their requests (Result.Bytes stays 0): their MB/min is not measured,
+// and results and reports say so instead of showing 0 (TPC-C, whose figure
+// is NOPM).
+type NoByteCounts interface {
+	NoByteCounts()
+}
+
+// NoBytes says whether w does not count data bytes (NoByteCounts).
+func NoBytes(w Workload) bool {
+	_, ok := w.(NoByteCounts)
+	return ok
+}
+
 // Attacher is implemented by workloads whose dataset is loaded once by
 // `ceiling prepare` and reused by every run (TPC-C, like HammerDB's schema
 // build). `ceiling run` calls Attach instead of Prepare: it checks that a

@@ -108,6 +108,10 @@ func (w *Workload) runParams() map[string]any {
 	}
 }
 
+// NoByteCounts implements workload.NoByteCounts: a transaction's rows are
+// counted, not their data bytes (TPC-C's figure is NOPM).
+func (w *Workload) NoByteCounts() {}
+
 // Ops implements workload.Workload.
 func (w *Workload) Ops() []string {
 	return []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
