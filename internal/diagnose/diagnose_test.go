@@ -349,6 +349,13 @@ func TestCPUSharedWithCeiling(t *testing.T) {
 		len(c.Suggestions) != 3 || !strings.HasPrefix(c.Suggestions[1].Action, "ceiling on another host") {
 		t.Errorf("with other work: %q %+v", ev, c.Suggestions)
 	}
+	// Below the line, a "none" verdict's figures name the host's split.
+	// Figures of a real run: MariaDB updates -c 8, host 83% busy, mariadbd
+	// 1.21 cores, ceiling 16%.
+	near := Figures{ServerCPUCores: p(1.206), Cores: p(2), HostBusy: p(0.829), ClientCPUPct: p(16), RequestsPerSec: p(8990), Threads: 8}
+	if v := Diagnose(near); v.Bottleneck != None || !strings.Contains(strings.Join(v.Evidence, "|"), "the server host's cores 83% busy (the server's processes 60%, ceiling 16%)") {
+		t.Errorf("near the line: %s %q", v.Bottleneck, v.Evidence)
+	}
 	// The server's own processes the higher figure: its cores are named.
 	if c := CPURule(Figures{ServerCPUCores: p(1.9), Cores: p(2), HostBusy: p(0.9), ClientCPUPct: p(4)}); c.Why != "CPU 95% of the server's cores ≥ 85%" {
 		t.Errorf("server-bound: %q", c.Why)
