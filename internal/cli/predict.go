@@ -26,7 +26,9 @@ data MiB/s, cores) by the result's measured cost per request of that resource,
 and takes the minimum as the predicted ceiling in requests/s; the resource of the
 minimum is the binding one, and the others' headroom is their capacity ÷ the
 ceiling. A limit the profile does not give, or a cost the run did not measure, is
-"not modelled".
+"not modelled"; a resource the workload would use at the predicted rate that the
+profile gives no limit for is marked "(no limit)": the prediction is then an
+upper bound, as that resource can only lower it.
 
 Without --profile it predicts for every shipped profile (see ceiling profiles).
 --profile takes a shipped name, a YAML profile file, or the JSON written by
@@ -171,13 +173,18 @@ func headroomText(pr predict.Prediction) string {
 	return strings.Join(s, ", ")
 }
 
-// notModelledText lists the profile's limits that the result has no cost for.
+// notModelledText lists the profile's limits that the result has no cost
+// for, then the resources the run used that the profile has no limit for
+// (marked "no limit").
 func notModelledText(pr predict.Prediction) string {
 	var s []string
 	for _, l := range pr.Limits {
 		if l.Limit != nil && l.NotModelled != "" {
 			s = append(s, l.Resource)
 		}
+	}
+	if un := predict.Unlimited(pr); len(un) > 0 {
+		s = append(s, strings.Join(un, ",")+" (no limit)")
 	}
 	if len(s) == 0 {
 		return "-"
@@ -186,7 +193,7 @@ func notModelledText(pr predict.Prediction) string {
 }
 
 func printPredictTable(e *env, preds []predict.Prediction) {
-	fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-16s %s\n", "profile", "pred. req/s", "binding", "headroom of the others", "not modelled", "source date")
+	fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-32s %s\n", "profile", "pred. req/s", "binding", "headroom of the others", "not modelled", "source date")
 	for _, pr := range preds {
 		b := pr.Binding
 		if b == "" {
@@ -196,7 +203,7 @@ func printPredictTable(e *env, preds []predict.Prediction) {
 		if i := strings.IndexAny(date, " ("); i > 0 {
 			date = date[:i]
 		}
-		fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-16s %s\n", pr.Profile, rateText(pr.RequestsPerSec), b, headroomText(pr), notModelledText(pr), date)
+		fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-32s %s\n", pr.Profile, rateText(pr.RequestsPerSec), b, headroomText(pr), notModelledText(pr), date)
 	}
 	seen := map[string]bool{}
 	for _, pr := range preds {

@@ -67,6 +67,32 @@ func counterPerOp(r *report.Result, keys ...string) *float64 {
 	return f64(sum / float64(r.Summary.Requests))
 }
 
+// UpperBoundCaveat is the caveat of a prediction that leaves out a
+// resource the workload uses (Unlimited).
+const UpperBoundCaveat = "a prediction is an upper bound where the profile gives no limit for a resource the workload would use at that rate (\"(no limit)\" under not modelled): that resource can only lower it"
+
+// material is, per resource, the rate of use below which any server or
+// tier copes: 0.1 core, 100 flushes or IOs a second, 1 MiB/s.
+var material = map[string]float64{LogMB: 1 << 20, LogSyncs: 100, DataIOPS: 100, DataMB: 1 << 20, CPU: 0.1}
+
+// Unlimited lists the resources the run used that the profile gives no
+// limit for, where the workload would use a material amount of them at the
+// predicted rate (or, without one, the measured rate): the prediction
+// leaves them out, so it is an upper bound.
+func Unlimited(pr Prediction) []string {
+	rate := pr.MeasuredRequestsPerSec
+	if pr.RequestsPerSec != nil {
+		rate = *pr.RequestsPerSec
+	}
+	var out []string
+	for _, l := range pr.Limits {
+		if l.Limit == nil && l.Cost != nil && *l.Cost*rate >= material[l.Resource] {
+			out = append(out, l.Resource)
+		}
+	}
+	return out
+}
+
 // Predict divides each of the profile's limits by the result's cost per
 // request of that resource; the predicted ceiling is the minimum and the
 // binding resource its argmin. A limit or cost that is missing is listed as
@@ -128,6 +154,9 @@ func Predict(r *report.Result, p Profile) Prediction {
 			if cp := pr.Limits[i].Capacity; cp != nil && ceil > 0 {
 				pr.Limits[i].Headroom = f64(*cp / ceil)
 			}
+		}
+		if len(Unlimited(pr)) > 0 {
+			pr.Caveats = append(pr.Caveats, UpperBoundCaveat)
 		}
 	} else {
 		pr.Caveats = append(pr.Caveats, "nothing modelled: no limit of the profile has a measured cost in the result")

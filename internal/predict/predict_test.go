@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 func p64(v float64) *float64 { return &v }
@@ -142,6 +143,34 @@ func TestPredict(t *testing.T) {
 				t.Errorf("commit-flush run without concurrency caveat: %v", pr.Caveats)
 			}
 		})
+	}
+}
+
+// TestUnlimited: a resource the workload would use materially at the
+// predicted rate, for which the profile gives no limit, makes the
+// prediction an upper bound; a trace of one (a read-only run's occasional
+// log flush) does not. Costs of a real run: PostgreSQL indirect-selects,
+// 8.4 log bytes, 9.6e-5 log flushes and 690 µs of CPU per request.
+func TestUnlimited(t *testing.T) {
+	r := &report.Result{Summary: report.Summary{Requests: 20000, RequestsPerSec: 1389}, Target: target.Info{Engine: "postgres"},
+		Costs: report.Costs{LogBytesPerOp: p64(8.439), LogSyncsPerOp: p64(9.594e-5), DataReadsPerOp: p64(0), DataWritesPerOp: p64(0), CPUusPerOp: p64(690.3)}}
+	logOnly := Profile{Name: "log-only", Limits: Limits{LogMBPerSec: p64(0.1617)}}
+	pr := Predict(r, logOnly)
+	if pr.RequestsPerSec == nil || pr.Binding != LogMB {
+		t.Fatalf("prediction %v bound by %q, want log-mb", pr.RequestsPerSec, pr.Binding)
+	}
+	// At ~20,000 req/s the CPU would be ~14 cores; the log flushes 1.9/s.
+	if un := Unlimited(pr); len(un) != 1 || un[0] != CPU {
+		t.Errorf("unlimited %v, want [cpu]", un)
+	}
+	if !strings.Contains(strings.Join(pr.Caveats, "|"), UpperBoundCaveat) {
+		t.Errorf("caveats %q lack the upper bound", pr.Caveats)
+	}
+	// With cores in the profile, CPU binds and nothing material is left out.
+	withCPU := Profile{Name: "with-cpu", Limits: Limits{LogMBPerSec: p64(0.1617), Cores: p64(2)}}
+	pr = Predict(r, withCPU)
+	if pr.Binding != CPU || len(Unlimited(pr)) != 0 || strings.Contains(strings.Join(pr.Caveats, "|"), UpperBoundCaveat) {
+		t.Errorf("with cores: bound by %q, unlimited %v, caveats %q", pr.Binding, Unlimited(pr), pr.Caveats)
 	}
 }
 
