@@ -252,8 +252,8 @@ func (p *postLoad) apply(doc *report.Result) {
 		}
 		doc.Figures[k] = v
 	}
-	if doc.Evidence != nil {
-		if r := report.LogRatio(doc.Evidence.Counters, doc.Summary.Bytes); r != nil {
+	if doc.Evidence != nil && doc.Summary.Bytes != nil {
+		if r := report.LogRatio(doc.Evidence.Counters, *doc.Summary.Bytes); r != nil {
 			fig("log_bytes_per_data_byte", *r)
 			logMBs := "n/a"
 			if v, ok := doc.Evidence.PerSec[target.CtrLogBytes]; ok {

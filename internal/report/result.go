@@ -108,8 +108,8 @@ type Summary struct {
 	RequestsPerSec float64             `json:"requests_per_sec"`
 	Rows           int64               `json:"rows"`
 	RowsPerSec     float64             `json:"rows_per_sec"`
-	Bytes          int64               `json:"bytes"`
-	MBPerMin       *float64            `json:"mb_per_min"` // null where the workload does not count data bytes (tpcc)
+	Bytes          *int64              `json:"bytes"`      // null where the workload does not count data bytes (tpcc)
+	MBPerMin       *float64            `json:"mb_per_min"` // null likewise
 	Errors         int64               `json:"errors"`
 	ErrorsByClass  map[string]int64    `json:"errors_by_class"`
 	FirstErrors    map[string]string   `json:"first_errors,omitempty"`
@@ -131,7 +131,7 @@ type OpResult struct {
 	RequestsPerSec float64          `json:"requests_per_sec"`
 	Rows           int64            `json:"rows"`
 	RowsPerSec     float64          `json:"rows_per_sec"`
-	Bytes          int64            `json:"bytes"`
+	Bytes          *int64           `json:"bytes"`
 	MBPerMin       *float64         `json:"mb_per_min"`
 	Errors         int64            `json:"errors"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
@@ -343,6 +343,14 @@ func mbPerMin(bytes int64, s float64) float64 {
 	return float64(bytes) / MB / s * 60
 }
 
+// byteCount is bytes where the workload counts data bytes, else nil.
+func byteCount(bytes int64, noBytes bool) *int64 {
+	if noBytes {
+		return nil
+	}
+	return &bytes
+}
+
 // mbRate is mbPerMin where the workload counts data bytes, else nil (not
 // measured, so never shown as 0).
 func mbRate(bytes int64, s float64, noBytes bool) *float64 {
@@ -420,7 +428,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	tot := r.Total.Total()
 	s := Summary{
 		ElapsedS: el, Requests: tot.Requests, RequestsPerSec: perSec(tot.Requests, el),
-		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: tot.Bytes, MBPerMin: mbRate(tot.Bytes, el, p.NoBytes),
+		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: byteCount(tot.Bytes, p.NoBytes), MBPerMin: mbRate(tot.Bytes, el, p.NoBytes),
 		Errors: tot.ErrorCount(), ErrorsByClass: map[string]int64{}, Late: tot.Late, Reconnects: r.Total.Reconnects,
 		LatencyMs: metrics.LatencyOf(tot.Hist), ByOp: map[string]OpResult{},
 	}
@@ -438,7 +446,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		s.OpOrder = append(s.OpOrder, op.Name)
 		o := OpResult{
 			Requests: op.Requests, RequestsPerSec: perSec(op.Requests, el), Rows: op.Rows, RowsPerSec: perSec(op.Rows, el),
-			Bytes: op.Bytes, MBPerMin: mbRate(op.Bytes, el, p.NoBytes), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
+			Bytes: byteCount(op.Bytes, p.NoBytes), MBPerMin: mbRate(op.Bytes, el, p.NoBytes), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
 		}
 		o.RowsExamined, o.RowsExaminedPerRequest = examined(op.Examined, op.Requests)
 		s.ByOp[op.Name] = o
