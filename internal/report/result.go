@@ -470,7 +470,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	if r.Evidence != nil {
 		ev := &Evidence{Seconds: r.Evidence.Seconds, Counters: r.Evidence.Counters, PerSec: map[string]float64{}}
 		for k, v := range ev.Counters {
-			if ev.Seconds > 0 {
+			if ev.Seconds > 0 && !target.IsLevel(k) {
 				ev.PerSec[k] = v / ev.Seconds
 			}
 		}

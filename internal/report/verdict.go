@@ -332,9 +332,9 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 			}
 		}
 	}
-	// host_cores is a level; the evidence holds deltas, so fall back to the
-	// host's CPU seconds per second, then to the client's cores (the server
-	// CPU counters are only read for a local server).
+	// host_cores is a level (its latest value); without it, the host's CPU
+	// seconds per second, then the client's cores (the server CPU counters
+	// are only read for a local server).
 	switch {
 	case c[target.CtrHostCores] > 0:
 		f.Cores = f64(c[target.CtrHostCores])

@@ -14,7 +14,11 @@ func Delta(a, b *target.Sample) *Evidence {
 	e := &Evidence{Seconds: b.At.Sub(a.At).Seconds(), Counters: make(map[string]float64, len(b.Counters))}
 	for k, v := range b.Counters {
 		if av, ok := a.Counters[k]; ok {
-			e.Counters[k] = v - av
+			if target.IsLevel(k) {
+				e.Counters[k] = v
+			} else {
+				e.Counters[k] = v - av
+			}
 		}
 	}
 	for _, f := range b.Files {
@@ -44,7 +48,11 @@ func (e *Evidence) Add(o *Evidence) {
 		e.Counters = map[string]float64{}
 	}
 	for k, v := range o.Counters {
-		e.Counters[k] += v
+		if target.IsLevel(k) {
+			e.Counters[k] = v
+		} else {
+			e.Counters[k] += v
+		}
 	}
 	for _, f := range o.Files {
 		found := false

@@ -107,3 +107,21 @@ func TestObserverOpenLoopSteps(t *testing.T) {
 		t.Errorf("run observed %v, steps sum to %v", res.Observed["dos"], sum)
 	}
 }
+
+// TestEvidenceLevels: a level (the host's cores) keeps its latest value in
+// a delta and in a sum of intervals; counters are differenced and summed.
+func TestEvidenceLevels(t *testing.T) {
+	t0 := time.Now()
+	a := &target.Sample{At: t0, Counters: map[string]float64{target.CtrHostCores: 2, target.CtrLogBytes: 100}}
+	b := &target.Sample{At: t0.Add(time.Second), Counters: map[string]float64{target.CtrHostCores: 2, target.CtrLogBytes: 350}}
+	d := Delta(a, b)
+	if d.Counters[target.CtrHostCores] != 2 || d.Counters[target.CtrLogBytes] != 250 {
+		t.Fatalf("delta %v: want host_cores 2 (a level), log_bytes 250", d.Counters)
+	}
+	var sum Evidence
+	sum.Add(d)
+	sum.Add(d)
+	if sum.Counters[target.CtrHostCores] != 2 || sum.Counters[target.CtrLogBytes] != 500 {
+		t.Fatalf("sum %v: want host_cores 2, log_bytes 500", sum.Counters)
+	}
+}

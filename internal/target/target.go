@@ -317,7 +317,7 @@ const (
 	CtrServerCPUSec = "server_cpu_s"     // CPU seconds of the database server's processes (local server only)
 	CtrHostCPUBusy  = "host_cpu_busy_s"  // busy CPU seconds of the whole host (local target only), all cores
 	CtrHostCPUTotal = "host_cpu_total_s" // elapsed CPU seconds of the host, all cores (busy + idle)
-	CtrHostCores    = "host_cores"       // a level, not a counter: cores of the host
+	CtrHostCores    = "host_cores"       // a level, not a counter: cores of the host (see IsLevel)
 
 	// The block device holding the server's log directory (local target
 	// only, Linux /proc/diskstats): the whole device's requests, not only
@@ -394,3 +394,11 @@ func (s *SliceRows) Values() ([]any, error) { return s.Rows[s.i-1], nil }
 
 // Err implements RowSource.
 func (s *SliceRows) Err() error { return nil }
+
+// IsLevel says whether a sample counter is a level (a value at the moment
+// of the sample, such as the host's cores) rather than a cumulative count:
+// evidence keeps its latest value instead of a difference, and it has no
+// rate per second.
+func IsLevel(counter string) bool {
+	return counter == CtrHostCores
+}
