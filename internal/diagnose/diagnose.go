@@ -305,13 +305,16 @@ func topFigures(f Figures) []string {
 		out = append(out, fmt.Sprintf("log %.2f MB/s", *f.LogMBPerSec))
 	}
 	if b := busy(f); b != nil {
-		if server, client, _, ok := hostSplit(f); ok && cpuWhose(f, *b) == "server host's" {
+		if f.InProcess {
+			// The engine runs in ceiling's process: one figure for both.
+			out = append(out, fmt.Sprintf("ceiling with the embedded engine: CPU %.0f%% of the cores", 100**b))
+		} else if server, client, _, ok := hostSplit(f); ok && cpuWhose(f, *b) == "server host's" {
 			out = append(out, fmt.Sprintf("the server host's cores %.0f%% busy (the server's processes %.0f%%, ceiling %.0f%%)", 100**b, 100*server, 100*client))
 		} else {
 			out = append(out, fmt.Sprintf("server CPU %.0f%% of the cores", 100**b))
 		}
 	}
-	if f.ClientCPUPct != nil {
+	if f.ClientCPUPct != nil && !f.InProcess {
 		out = append(out, fmt.Sprintf("load generator CPU %.0f%% of its cores", *f.ClientCPUPct))
 	}
 	if sh := shares(f.WaitMs); sh != nil {

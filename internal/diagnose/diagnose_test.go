@@ -356,6 +356,13 @@ func TestCPUSharedWithCeiling(t *testing.T) {
 	if v := Diagnose(near); v.Bottleneck != None || !strings.Contains(strings.Join(v.Evidence, "|"), "the server host's cores 83% busy (the server's processes 60%, ceiling 16%)") {
 		t.Errorf("near the line: %s %q", v.Bottleneck, v.Evidence)
 	}
+	// SQLite runs in ceiling's process: one CPU figure, named as such
+	// (a real run: inserts-deletes, 1 thread, 42% of the 2 cores).
+	sq := Figures{InProcess: true, ClientCPUPct: p(42.4), Cores: p(2), HostBusy: p(0.45), RequestsPerSec: p(46317), Threads: 1}
+	ev = strings.Join(Diagnose(sq).Evidence, "|")
+	if !strings.Contains(ev, "ceiling with the embedded engine: CPU 42% of the cores") || strings.Contains(ev, "server CPU") || strings.Contains(ev, "load generator CPU") {
+		t.Errorf("embedded engine: %q", ev)
+	}
 	// The server's own processes the higher figure: its cores are named.
 	if c := CPURule(Figures{ServerCPUCores: p(1.9), Cores: p(2), HostBusy: p(0.9), ClientCPUPct: p(4)}); c.Why != "CPU 95% of the server's cores ≥ 85%" {
 		t.Errorf("server-bound: %q", c.Why)
