@@ -92,3 +92,23 @@ func TestStepVerdictsKeptUp(t *testing.T) {
 		t.Errorf("no kept-up step, yet:\n%s", out.String())
 	}
 }
+
+// TestWorkerBoundNote: a saturated step whose requests waited for a free
+// worker suggests raising -c, unless the step's verdict names a saturated
+// resource of the database (a real run: PostgreSQL -R 60000 -c 8 relaxed,
+// host 99% busy, verdict cpu), where more workers would only queue in it.
+func TestWorkerBoundNote(t *testing.T) {
+	s := Step{Rate: 60000, Saturated: true, StartLagMs: &metrics.Latency{P50: 1000.4}, SchedLagMs: &metrics.Latency{P99: 0.001}}
+	if n := workerBound(s, 8); !strings.Contains(n, "all 8 workers were busy") || !strings.Contains(n, "raise -c") {
+		t.Errorf("no verdict: %q", n)
+	}
+	s.Verdict = &diagnose.Verdict{Bottleneck: diagnose.CPU}
+	if n := workerBound(s, 8); strings.Contains(n, "raise -c") || !strings.Contains(n, "the step's verdict is cpu: the database was the limit there, not the number of workers") {
+		t.Errorf("cpu-bound step: %q", n)
+	}
+	// Commit-flush: more sessions share their flushes, so more workers help.
+	s.Verdict = &diagnose.Verdict{Bottleneck: diagnose.CommitFlush}
+	if n := workerBound(s, 8); !strings.Contains(n, "raise -c") {
+		t.Errorf("commit-flush step: %q", n)
+	}
+}

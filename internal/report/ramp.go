@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 )
 
 // rampRow is one row of the ramp table.
@@ -113,8 +115,21 @@ func workerBound(s Step, threads int) string {
 	if threads == 1 {
 		busy = "the one worker was busy, so the database saw one request at a time"
 	}
+	if v := s.Verdict; v != nil && databaseBound[v.Bottleneck] {
+		// The step's resource was saturated: more workers would queue
+		// in the database instead.
+		return fmt.Sprintf("from %s/s requests waited for a free worker (start lag p50 %.1f ms): %s, but the step's verdict is %s: the database was the limit there, not the number of workers",
+			fmtRate(s.Rate), s.StartLagMs.P50, busy, v.Bottleneck)
+	}
 	return fmt.Sprintf("from %s/s requests waited for a free worker (start lag p50 %.1f ms): %s; raise -c to offer it more concurrency",
 		fmtRate(s.Rate), s.StartLagMs.P50, busy)
+}
+
+// databaseBound are the verdicts that name a saturated resource of the
+// database, which more concurrent requests would not relieve (commit-flush
+// is not one: more sessions share their flushes).
+var databaseBound = map[string]bool{
+	diagnose.CPU: true, diagnose.LogRate: true, diagnose.StorageQueue: true, diagnose.Memory: true, diagnose.Contention: true,
 }
 
 // fmtRate writes a rate without trailing zeros: 50, 62.5, 741.25.
