@@ -290,7 +290,8 @@ func topFigures(f Figures) []string {
 		}
 		out = append(out, s)
 	}
-	if f.SyncsPerReq != nil {
+	// A read-only run's syncs and log rate are about nothing: left out.
+	if f.SyncsPerReq != nil && *f.SyncsPerReq >= 0.001 {
 		s := fmt.Sprintf("%.3f %s per request", *f.SyncsPerReq, syncWord(f))
 		if f.SyncMs != nil {
 			s += fmt.Sprintf(", %.3f ms per sync", *f.SyncMs)
@@ -301,8 +302,15 @@ func topFigures(f Figures) []string {
 		}
 		out = append(out, s)
 	}
-	if f.LogMBPerSec != nil {
+	if f.LogMBPerSec != nil && *f.LogMBPerSec >= 0.005 {
 		out = append(out, fmt.Sprintf("log %.2f MB/s", *f.LogMBPerSec))
+	}
+	if f.DataReadsPerReq != nil && *f.DataReadsPerReq >= 0.01 {
+		s := fmt.Sprintf("%.3f data reads from disk per request", *f.DataReadsPerReq)
+		if f.CacheHitRatio != nil {
+			s += fmt.Sprintf(" (cache hit ratio %.3f)", *f.CacheHitRatio)
+		}
+		out = append(out, s)
 	}
 	if b := busy(f); b != nil {
 		if f.InProcess {

@@ -363,6 +363,17 @@ func TestCPUSharedWithCeiling(t *testing.T) {
 	if !strings.Contains(ev, "ceiling with the embedded engine: CPU 42% of the cores") || strings.Contains(ev, "server CPU") || strings.Contains(ev, "load generator CPU") {
 		t.Errorf("embedded engine: %q", ev)
 	}
+	// A read-only run's "none" names its disk reads, not its (absent)
+	// syncs and log (a real run: MariaDB direct-selects on 1M rows, 128 MB
+	// buffer pool, 4 threads).
+	rd := Figures{ServerCPUCores: p(1.12), Cores: p(2), HostBusy: p(0.81), ClientCPUPct: p(22), RequestsPerSec: p(14412), Threads: 4,
+		MeanLatencyMs: p(0.277), SyncsPerReq: p(0), LogMBPerSec: p(0), DataReadsPerReq: p(0.798), CacheHitRatio: p(0.739)}
+	v := Diagnose(rd)
+	ev = strings.Join(v.Evidence, "|")
+	if v.Bottleneck != None || !strings.Contains(ev, "0.798 data reads from disk per request (cache hit ratio 0.739)") ||
+		strings.Contains(ev, "fsyncs") || strings.Contains(ev, "syncs per request") || strings.Contains(ev, "log 0.00") {
+		t.Errorf("read-only none: %s %q", v.Bottleneck, ev)
+	}
 	// The server's own processes the higher figure: its cores are named.
 	if c := CPURule(Figures{ServerCPUCores: p(1.9), Cores: p(2), HostBusy: p(0.9), ClientCPUPct: p(4)}); c.Why != "CPU 95% of the server's cores ≥ 85%" {
 		t.Errorf("server-bound: %q", c.Why)
