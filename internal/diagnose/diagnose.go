@@ -396,6 +396,11 @@ func CommitFlushRule(f Figures) Candidate {
 		return c
 	}
 	perCommit := *f.SyncsPerReq / commits
+	if perCommit < 0.001 {
+		// Read-only work, or durability that never syncs at commit.
+		c.Why = fmt.Sprintf("not applicable: %.3f %s per commit, the commits do not wait for flushes", perCommit, syncWord(f))
+		return c
+	}
 	reqMs, okReq := requestMs(f)
 	var share float64
 	var how string

@@ -374,6 +374,9 @@ func TestCPUSharedWithCeiling(t *testing.T) {
 		strings.Contains(ev, "fsyncs") || strings.Contains(ev, "syncs per request") || strings.Contains(ev, "log 0.00") {
 		t.Errorf("read-only none: %s %q", v.Bottleneck, ev)
 	}
+	if c := CommitFlushRule(rd); c.Why != "not applicable: 0.000 log syncs per commit, the commits do not wait for flushes" {
+		t.Errorf("commit-flush on a read-only run: %q", c.Why)
+	}
 	// The server's own processes the higher figure: its cores are named.
 	if c := CPURule(Figures{ServerCPUCores: p(1.9), Cores: p(2), HostBusy: p(0.9), ClientCPUPct: p(4)}); c.Why != "CPU 95% of the server's cores ≥ 85%" {
 		t.Errorf("server-bound: %q", c.Why)
