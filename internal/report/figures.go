@@ -136,7 +136,16 @@ func printFigures(w io.Writer, r *Result) {
 	if len(r.Figures) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
+	// One blank line before the figures, none when every figure is stated
+	// by a note instead.
+	var b strings.Builder
+	out := w
+	defer func() {
+		if b.Len() > 0 {
+			fmt.Fprintf(out, "\n%s", b.String())
+		}
+	}()
+	w = &b
 	known := map[string]bool{}
 	for _, l := range figureLines {
 		known[l.key] = true

@@ -115,6 +115,12 @@ func TestPrintFiguresOthers(t *testing.T) {
 			t.Errorf("prints %q, which a note states:\n%s", not, got)
 		}
 	}
+	// Only figures a note states: nothing at all, not even a blank line.
+	out.Reset()
+	printFigures(&out, &Result{Figures: map[string]float64{"log_bytes_per_data_byte": 1.14}})
+	if out.Len() != 0 {
+		t.Errorf("printed %q for figures that notes state", out.String())
+	}
 }
 
 // TestMissingEvidenceLine: an n/a per-request cost is explained by the
