@@ -61,6 +61,7 @@ const (
 	MinQueueFactor      = 10.0 // storage-queue: file latency at least this × device latency
 	MaxCacheHitRatio    = 0.9  // memory: cache hit ratio below this
 	MinDataReadsPerReq  = 1.0  // memory: data reads per request above this
+	MinDiskReadShare    = 0.4  // memory: or disk reads' share of each request's time at least this
 	MinCPUBusy          = 0.85 // cpu: busy fraction of the cores
 	MinCPUWaitShare     = 0.6  // cpu: wait_cpu share, together with …
 	MinHostBusyWithWait = 0.8  // … a host busy fraction of at least this
@@ -133,6 +134,12 @@ type Figures struct {
 	LogDevName    string
 	LogDevFlushMs *float64
 	LogDevWriteMs *float64
+	// LogDevReadMs is the device's mean read time and LogDevReadsPerSec
+	// its reads per second (the data's device too where data and log
+	// share it): how many of the server's data reads reached the disk
+	// rather than the OS cache, and what each cost.
+	LogDevReadMs      *float64
+	LogDevReadsPerSec *float64
 	// LogDirectIO: the server writes its log with O_DIRECT (MariaDB), so a
 	// log sync waits for the device's flush alone and relaxed durability
 	// keeps the write.
@@ -732,9 +739,23 @@ func MemoryRule(f Figures) Candidate {
 		c.Why = "not applicable: cache hit ratio or data reads not measured"
 		return c
 	}
-	if *f.CacheHitRatio >= MaxCacheHitRatio || *f.DataReadsPerReq <= MinDataReadsPerReq {
+	readShare, readHow, timed := diskReadShare(f)
+	if *f.CacheHitRatio >= MaxCacheHitRatio || *f.DataReadsPerReq <= MinDataReadsPerReq && (!timed || readShare < MinDiskReadShare) {
 		c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads per request (memory bound needs < %g and > %g)",
 			*f.CacheHitRatio, *f.DataReadsPerReq, MaxCacheHitRatio, MinDataReadsPerReq)
+		if timed {
+			c.Why += fmt.Sprintf("; %s < %.0f%%", readHow, 100*MinDiskReadShare)
+		}
+		return c
+	}
+	if *f.DataReadsPerReq <= MinDataReadsPerReq {
+		// Fewer reads, but slow ones: the disk's read time is a large
+		// share of each request's.
+		c.Matched, c.Score = true, math.Min(readShare, 1)
+		c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads per request; %s ≥ %.0f%%", *f.CacheHitRatio, *f.DataReadsPerReq, readHow, 100*MinDiskReadShare)
+		c.Evidence = append(c.Evidence, c.Why)
+		c.Suggestions = append(c.Suggestions, suggest("more memory for the cache, or a smaller working set (at best, the disk reads' time saved)", 1/(1-math.Min(readShare, 0.9)), f),
+			Suggestion{Action: "a disk with faster reads"})
 		return c
 	}
 	score := 1 - *f.CacheHitRatio
@@ -749,6 +770,26 @@ func MemoryRule(f Figures) Candidate {
 	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "more memory for the cache, or a smaller working set"})
 	return c
+}
+
+// diskReadShare estimates the share of each request's time spent reading
+// from the disk: the server's data reads per request that reached the
+// device (at most the device's reads per request, which tells reads served
+// by the OS cache apart), times the device's mean read time, over the time
+// one worker spends per request. ok is false without the device's figures.
+func diskReadShare(f Figures) (share float64, how string, ok bool) {
+	if f.LogDevReadMs == nil || f.LogDevReadsPerSec == nil || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 || f.DataReadsPerReq == nil {
+		return 0, "", false
+	}
+	reqMs, okReq := requestMs(f)
+	if !okReq || reqMs <= 0 {
+		return 0, "", false
+	}
+	perReq := math.Min(*f.DataReadsPerReq, *f.LogDevReadsPerSec / *f.RequestsPerSec)
+	share = perReq * *f.LogDevReadMs / reqMs
+	how = fmt.Sprintf("%.2f of them from the disk (%s) at %.3f ms each: %.0f%% of each request's time (%.3f ms)",
+		perReq, f.LogDevName, *f.LogDevReadMs, 100*math.Min(share, 1), reqMs)
+	return share, how, true
 }
 
 // busy is the busy fraction of the server's cores: the higher of the

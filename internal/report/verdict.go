@@ -311,6 +311,10 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 		if n := c[target.CtrLogDevWrites]; n >= minDevRequests {
 			f.LogDevWriteMs = f64(c[target.CtrLogDevWriteMs] / n)
 		}
+		if n := c[target.CtrLogDevReads]; n >= minDevRequests && secs > 0 {
+			f.LogDevReadMs = f64(c[target.CtrLogDevReadMs] / n)
+			f.LogDevReadsPerSec = f64(n / secs)
+		}
 	}
 	if v, ok := c[target.CtrLogBytes]; ok && secs > 0 {
 		f.LogMBPerSec = f64(v / MB / secs)
