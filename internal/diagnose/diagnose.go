@@ -1018,6 +1018,12 @@ func ClientRule(f Figures) Candidate {
 		// The -c setting, not the machine: the database was not slowed
 		// by this load, so it was offered too few requests at once.
 		c.Evidence = append(c.Evidence, "the figures describe ceiling's -c, not the database's ceiling")
+		if f.InProcess && f.LogMBPerSec != nil && *f.LogMBPerSec >= 0.005 {
+			// Writes to the embedded engine: one writer at a time, so
+			// more threads would queue on its lock, not in ceiling.
+			c.Suggestions = append(c.Suggestions, Suggestion{Action: "several rows per transaction: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock instead of in ceiling"})
+			return c
+		}
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: fmt.Sprintf("%d or more threads (-c), so more requests are in flight at once", max(2*f.Threads, 4))})
 		return c
 	}

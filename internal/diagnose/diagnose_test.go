@@ -758,6 +758,16 @@ func TestWorkersBound(t *testing.T) {
 	if c := ClientRule(lite); !c.Matched || !strings.Contains(strings.Join(c.Evidence, "|"), "takes one writer at a time") {
 		t.Errorf("SQLite workers: %+v", c)
 	}
+	// Its writes at synchronous NORMAL (a real knee: 64000/s, the worker
+	// busy 89% at 0.014 ms per insert): client, and the advice is not more
+	// threads, which would wait on the write lock.
+	normal := Figures{Scope: "probe 23 (64000/s)", Threads: 1, Requests: 191000, RequestsPerSec: p(63983), MeanLatencyMs: p(1.2), OpenLoop: true,
+		InProcess: true, LatePct: p(0), SyncsPerReq: p(0.002), LogMBPerSec: p(30), ServiceMs: p(0.014), MinServiceMs: p(0.0142),
+		StartLagP99Ms: p(8.88), SchedLagP99Ms: p(0.01), ClientCPUPct: p(55), ClientCores: 2}
+	if v := Diagnose(normal); v.Bottleneck != Client || len(v.Suggestions) != 1 || strings.Contains(v.Suggestions[0].Action, "or more threads") ||
+		!strings.Contains(v.Suggestions[0].Action, "several rows per transaction") {
+		t.Errorf("SQLite writes, workers busy: %q %+v", v.Bottleneck, v.Suggestions)
+	}
 	// A closed loop keeps its workers busy by design: never claimed.
 	closed := maria
 	closed.OpenLoop = false
