@@ -238,9 +238,12 @@ func Diagnose(f Figures) *Verdict {
 		// The first line is the verdict's headline: when the cores were
 		// mostly idle, the reason is that the run did not load the server.
 		ev, s, unsat := unsaturated(f)
-		if unsat {
+		switch {
+		case unsat && oneWriter(f):
+			v.Evidence = append(v.Evidence, "no clear bottleneck: SQLite's one writer at a time sets the pace of these writes")
+		case unsat:
 			v.Evidence = append(v.Evidence, "no clear bottleneck: the run did not load the server enough to find one")
-		} else {
+		default:
 			v.Evidence = append(v.Evidence, "no clear bottleneck: no rule matched")
 		}
 		v.Evidence = append(v.Evidence, topFigures(f)...)
@@ -278,10 +281,25 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 	if f.OpenLoop || b == nil || *b >= MaxUnsaturatedBusy || f.Threads < 1 {
 		return "", Suggestion{}, false
 	}
+	if oneWriter(f) {
+		// Writes to the embedded engine: one writer at a time whatever
+		// the threads (single inserts: +4% at 2 threads, lock waits 47%
+		// at 4), so the pace is one writer's.
+		evidence = fmt.Sprintf("%d threads keep the cores %.3g%% busy (< %.0f%%), but SQLite takes one writer at a time: its writes go at one writer's pace, which more threads do not raise",
+			f.Threads, 100**b, 100*MaxUnsaturatedBusy)
+		s = Suggestion{Action: "several rows per transaction (one writer's commits are the pace; more threads would wait on the write lock)"}
+		return evidence, s, true
+	}
 	evidence = fmt.Sprintf("not saturated: %d threads keep the cores %.3g%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
 		f.Threads, 100**b, 100*MaxUnsaturatedBusy)
 	s = Suggestion{Action: fmt.Sprintf("more threads (-c %d) or an open-loop ramp (--rates) to find the ceiling", 2*f.Threads)}
 	return evidence, s, true
+}
+
+// oneWriter says whether the run wrote to the embedded engine, which takes
+// one writer at a time.
+func oneWriter(f Figures) bool {
+	return f.InProcess && f.LogMBPerSec != nil && *f.LogMBPerSec >= 0.005
 }
 
 // topFigures describes the headline figures, for a "none" verdict.
@@ -1018,7 +1036,7 @@ func ClientRule(f Figures) Candidate {
 		// The -c setting, not the machine: the database was not slowed
 		// by this load, so it was offered too few requests at once.
 		c.Evidence = append(c.Evidence, "the figures describe ceiling's -c, not the database's ceiling")
-		if f.InProcess && f.LogMBPerSec != nil && *f.LogMBPerSec >= 0.005 {
+		if oneWriter(f) {
 			// Writes to the embedded engine: one writer at a time, so
 			// more threads would queue on its lock, not in ceiling.
 			c.Suggestions = append(c.Suggestions, Suggestion{Action: "several rows per transaction: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock instead of in ceiling"})
