@@ -140,6 +140,10 @@ type Figures struct {
 	// rather than the OS cache, and what each cost.
 	LogDevReadMs      *float64
 	LogDevReadsPerSec *float64
+	// LogDevBusy is the fraction of the time the log's device had a
+	// request in flight (the kernel's io_ticks): near 1 where the device
+	// is what caps the log rate.
+	LogDevBusy *float64
 	// LogDirectIO: the server writes its log with O_DIRECT (MariaDB), so a
 	// log sync waits for the device's flush alone and relaxed durability
 	// keeps the write.
@@ -637,11 +641,18 @@ func LogRateRule(f Figures) Candidate {
 		}
 		if *f.PrevLogMBPerSec > 0 && *f.LogMBPerSec > 0 {
 			change := *f.LogMBPerSec / *f.PrevLogMBPerSec - 1
-			if math.Abs(change) <= MaxLogRateChange {
+			switch {
+			case math.Abs(change) <= MaxLogRateChange && f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy && (sh == nil || sh[WaitLog] < MinLogWaitShare):
+				// The log rate stopped rising, but its device was mostly
+				// idle and the sessions did not wait on it: whatever
+				// capped the requests capped the log with them.
+				notFlat = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s, but its device (%s) was busy only %.0f%% of the time (< %.0f%%): the log did not cap the rate",
+					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, f.LogDevName, 100**f.LogDevBusy, 100*MinLogBusy)
+			case math.Abs(change) <= MaxLogRateChange:
 				c.Matched, c.Score = true, score
 				c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while %.1f%% of requests were late",
 					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
-			} else {
+			default:
 				notFlat = fmt.Sprintf("log %.2f MB/s vs %.2f MB/s at the previous step (%+.0f%%): not flat", *f.LogMBPerSec, *f.PrevLogMBPerSec, 100*change)
 			}
 		} else {

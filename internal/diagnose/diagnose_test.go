@@ -879,3 +879,27 @@ func TestOneWriterNone(t *testing.T) {
 		t.Errorf("reads: %q %+v", v.Evidence, v.Suggestions)
 	}
 }
+
+// TestLogRateFlatDeviceIdle: a log rate that stops rising while requests
+// queue is the log's limit only if its device was busy; MariaDB inserts/
+// deletes at 32000/s requested (8 workers, host 83% busy, the device busy
+// 43%, the sessions' log waits not timed) is not.
+func TestLogRateFlatDeviceIdle(t *testing.T) {
+	f := Figures{Scope: "step 5 (32000/s)", Threads: 8, RequestsPerSec: p(12165), MeanLatencyMs: p(900), OpenLoop: true, LatePct: p(62),
+		SchedLagP99Ms: p(0.001), LogMBPerSec: p(7.78), PrevLogMBPerSec: p(7.09), ServiceMs: p(0.66), MinServiceMs: p(0.39), StartLagP99Ms: p(1000),
+		WaitMs: map[string]float64{WaitOther: 770, WaitClient: 230}, LogDevName: "vda", LogDevBusy: p(0.43)}
+	c := LogRateRule(f)
+	if c.Matched || !strings.Contains(c.Why, "flat (+10%) against the previous step's 7.09 MB/s, but its device (vda) was busy only 43% of the time (< 60%): the log did not cap the rate") {
+		t.Errorf("device idle: matched %v, %q", c.Matched, c.Why)
+	}
+	// The same with the device busy (or not measured, as for a remote
+	// server): the flat rate is the log's.
+	f.LogDevBusy = p(0.97)
+	if c := LogRateRule(f); !c.Matched {
+		t.Errorf("device busy: %q", c.Why)
+	}
+	f.LogDevBusy = nil
+	if c := LogRateRule(f); !c.Matched {
+		t.Errorf("device not measured: %q", c.Why)
+	}
+}

@@ -315,6 +315,9 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 			f.LogDevReadMs = f64(c[target.CtrLogDevReadMs] / n)
 			f.LogDevReadsPerSec = f64(n / secs)
 		}
+		if ms, ok := c[target.CtrLogDevBusyMs]; ok && secs > 0 {
+			f.LogDevBusy = f64(math.Min(ms/1000/secs, 1))
+		}
 	}
 	if v, ok := c[target.CtrLogBytes]; ok && secs > 0 {
 		f.LogMBPerSec = f64(v / MB / secs)
