@@ -193,7 +193,8 @@ func notModelledText(pr predict.Prediction) string {
 }
 
 func printPredictTable(e *env, preds []predict.Prediction) {
-	fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-32s %s\n", "profile", "pred. req/s", "binding", "headroom of the others", "not modelled", "source date")
+	// "not modelled" comes last: its list can be long.
+	fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-11s %s\n", "profile", "pred. req/s", "binding", "headroom of the others", "source date", "not modelled")
 	for _, pr := range preds {
 		b := pr.Binding
 		if b == "" {
@@ -203,7 +204,7 @@ func printPredictTable(e *env, preds []predict.Prediction) {
 		if i := strings.IndexAny(date, " ("); i > 0 {
 			date = date[:i]
 		}
-		fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-32s %s\n", pr.Profile, rateText(pr.RequestsPerSec), b, headroomText(pr), notModelledText(pr), date)
+		fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-11s %s\n", pr.Profile, rateText(pr.RequestsPerSec), b, headroomText(pr), date, notModelledText(pr))
 	}
 	seen := map[string]bool{}
 	for _, pr := range preds {
