@@ -283,16 +283,24 @@ func ShareColumns(iso []Isolated) []ShareColumn {
 // together than alone (caching, batching of log flushes, contention), or
 // other work was counted.
 func IsolatedFit(r *Result) string {
-	var fit []string
+	var fit, far []string
 	for _, sc := range shareCosts {
 		model, mixed := isolatedModel(r, sc.cost), sc.cost(r.Costs)
 		if model == nil || mixed == nil || *mixed <= 0 {
 			continue
 		}
-		fit = append(fit, fmt.Sprintf("%s %.0f%%", sc.name, 100**model / *mixed))
+		ratio := *model / *mixed
+		fit = append(fit, fmt.Sprintf("%s %.0f%%", sc.name, 100*ratio))
+		if ratio < 0.5 || ratio > 2 {
+			far = append(far, sc.name)
+		}
 	}
 	if len(fit) == 0 {
 		return ""
 	}
-	return "the operations' costs alone, weighted by the mix, come to " + strings.Join(fit, ", ") + " of the mix's measured cost per request"
+	s := "the operations' costs alone, weighted by the mix, come to " + strings.Join(fit, ", ") + " of the mix's measured cost per request"
+	if len(far) > 0 {
+		s += "; " + strings.Join(far, ", ") + " far from 100%: the operations cost differently together than alone (shared log flushes, background page writes, caching), so those shares are rough"
+	}
+	return s
 }
