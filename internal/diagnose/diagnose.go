@@ -335,9 +335,11 @@ func topFigures(f Figures) []string {
 		out = append(out, fmt.Sprintf("log %.2f MB/s", *f.LogMBPerSec))
 	}
 	if f.DataReadsPerReq != nil && *f.DataReadsPerReq >= 0.01 {
-		s := fmt.Sprintf("%.3f data reads from disk per request", *f.DataReadsPerReq)
+		// Reads the server's cache missed: from the disk or, where the
+		// engine reads through the OS, its page cache.
+		s := fmt.Sprintf("%.3f data reads per request that the server's cache missed", *f.DataReadsPerReq)
 		if f.CacheHitRatio != nil {
-			s += fmt.Sprintf(" (cache hit ratio %.3f)", *f.CacheHitRatio)
+			s += fmt.Sprintf(" (hit ratio %.3f)", *f.CacheHitRatio)
 		}
 		out = append(out, s)
 	}

@@ -370,7 +370,7 @@ func TestCPUSharedWithCeiling(t *testing.T) {
 		MeanLatencyMs: p(0.277), SyncsPerReq: p(0), LogMBPerSec: p(0), DataReadsPerReq: p(0.798), CacheHitRatio: p(0.739)}
 	v := Diagnose(rd)
 	ev = strings.Join(v.Evidence, "|")
-	if v.Bottleneck != None || !strings.Contains(ev, "0.798 data reads from disk per request (cache hit ratio 0.739)") ||
+	if v.Bottleneck != None || !strings.Contains(ev, "0.798 data reads per request that the server's cache missed (hit ratio 0.739)") ||
 		strings.Contains(ev, "fsyncs") || strings.Contains(ev, "syncs per request") || strings.Contains(ev, "log 0.00") {
 		t.Errorf("read-only none: %s %q", v.Bottleneck, ev)
 	}
