@@ -794,7 +794,10 @@ func MemoryRule(f Figures) Candidate {
 		score = sh[WaitDataRead]
 	}
 	c.Matched, c.Score = true, score
-	c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads from disk per request", *f.CacheHitRatio, *f.DataReadsPerReq)
+	c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads per request that the server's cache missed", *f.CacheHitRatio, *f.DataReadsPerReq)
+	if timed {
+		c.Why += "; " + readHow
+	}
 	c.Evidence = append(c.Evidence, c.Why)
 	if sh := shares(f.WaitMs); sh != nil {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("data-read waits are %.0f%% of the sessions' time", 100*sh[WaitDataRead]))

@@ -848,6 +848,13 @@ func TestMemoryDiskReadShare(t *testing.T) {
 	if v := Diagnose(slow); v.Bottleneck != Memory {
 		t.Errorf("slow disk verdict %s, want memory", v.Bottleneck)
 	}
+	// Over one read per request the rule matches as before, and says how
+	// many reached the disk.
+	many := slow
+	many.DataReadsPerReq = p(2)
+	if c := MemoryRule(many); !c.Matched || !strings.Contains(c.Why, "2.00 data reads per request that the server's cache missed; 0.80 of them from the disk (vda)") {
+		t.Errorf("two reads per request: matched %v, %q", c.Matched, c.Why)
+	}
 	cached := f
 	cached.RequestsPerSec, cached.LogDevReadMs, cached.LogDevReadsPerSec = p(79000), p(0.2), p(5.2)
 	if c := MemoryRule(cached); c.Matched || !strings.Contains(c.Why, "0.00 of them from the disk") {
