@@ -55,7 +55,8 @@ const (
 	MinSyncsPerCommit   = 0.7  // commit-flush: log syncs per commit at least this
 	MinCommitShare      = 0.4  // commit-flush: sync time at least this share of a request's time
 	MinLatePct          = 1.0  // log-rate: requests queue (late % above this)
-	MaxLogRateChange    = 0.10 // log-rate: log MB/s within 10% of the previous step's
+	MaxLogRateChange    = 0.10 // log-rate: log MB/s within 10% of the previous step's …
+	MinFlatRateRise     = 1.2  // … where the requested rate rose at least this much (×)
 	MinLogWaitShare     = 0.5  // log-rate (no steps): log-IO wait share at least this, or …
 	MinLogBusy          = 0.6  // … the log device busy with the log's syncs at least this share of the time
 	MinQueueFactor      = 10.0 // storage-queue: file latency at least this × device latency
@@ -156,8 +157,10 @@ type Figures struct {
 	// background flush) are no commit's cost.
 	CommitsWait *bool
 	LogMBPerSec *float64
-	// PrevLogMBPerSec is the log MB/s of the previous (next lower rate) step.
+	// PrevLogMBPerSec is the log MB/s of the previous (next lower rate)
+	// step, and RateRise this step's requested rate ÷ that step's.
 	PrevLogMBPerSec *float64
+	RateRise        *float64
 
 	DataIOPS        *float64 // data files, reads+writes per second
 	DataLatencyMs   *float64 // data files, mean latency per IO
@@ -631,7 +634,7 @@ func LogRateRule(f Figures) Candidate {
 	}
 	notFlat := "" // why a step's log rate is not flat against the step below
 	if f.OpenLoop && f.PrevLogMBPerSec != nil && f.LatePct != nil {
-		if *f.LatePct <= MinLatePct {
+		if *f.LatePct <= MinLatePct && !queuedForWorkers(f) {
 			c.Why = fmt.Sprintf("late %.1f%% ≤ %g%%: requests do not queue", *f.LatePct, MinLatePct)
 			return c
 		}
@@ -643,7 +646,22 @@ func LogRateRule(f Figures) Candidate {
 		}
 		if *f.PrevLogMBPerSec > 0 && *f.LogMBPerSec > 0 {
 			change := *f.LogMBPerSec / *f.PrevLogMBPerSec - 1
+			groupWait := sh != nil && sh[WaitLog] >= MinLogWaitShare && f.CommitsWait != nil && *f.CommitsWait &&
+				f.SyncsPerReq != nil && *f.SyncsPerReq/commitsOrOne(f) < MinSyncsPerCommit
 			switch {
+			case f.RateRise != nil && *f.RateRise < MinFlatRateRise:
+				// Knee probes close together: a log rate that rose
+				// about as little as the rate asked for is not flat.
+				notFlat = fmt.Sprintf("the rate asked for rose only ×%.2f over the previous step's: too little to call the log rate (%+.0f%%) flat", *f.RateRise, 100*change)
+			case math.Abs(change) <= MaxLogRateChange && f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy && groupWait:
+				// Flat, and the sessions wait on the log, but for
+				// flushes they share while the device is mostly idle:
+				// flush latency and the number of sessions set the pace,
+				// not the log's write rate.
+				c.Matched, c.Score = true, sh[WaitLog]
+				c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while requests queued, with its device (%s) busy only %.0f%%: the sessions wait for flushes they share (log-IO waits %.0f%% of their time, %.2f %s per commit), so flush latency and the number of sessions set the pace, not the log's write rate",
+					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, f.LogDevName, 100**f.LogDevBusy, 100*sh[WaitLog], *f.SyncsPerReq/commitsOrOne(f), syncWord(f))
+				groupCommit, syncBound = true, true
 			case math.Abs(change) <= MaxLogRateChange && f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy && (sh == nil || sh[WaitLog] < MinLogWaitShare):
 				// The log rate stopped rising, but its device was mostly
 				// idle and the sessions did not wait on it: whatever
@@ -672,7 +690,7 @@ func LogRateRule(f Figures) Candidate {
 			// there.
 			okBusy = false
 		}
-		if okBusy && f.OpenLoop && (f.LatePct == nil || *f.LatePct <= MinLatePct) {
+		if okBusy && f.OpenLoop && (f.LatePct == nil || *f.LatePct <= MinLatePct) && !queuedForWorkers(f) {
 			// A scheduled rate that the server keeps up with: a busy
 			// device is no ceiling while requests do not queue.
 			okBusy = false
@@ -728,6 +746,11 @@ func LogRateRule(f Figures) Candidate {
 	if syncBound {
 		// Commits queue for the log's syncs, not for its bytes: a faster
 		// flush, relaxed durability or bigger groups move the ceiling.
+		return c
+	}
+	if f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy {
+		// The log's device had time to spare: a higher write rate is
+		// not what it lacks.
 		return c
 	}
 	c.Suggestions = append(c.Suggestions,
@@ -1173,6 +1196,18 @@ func workersBound(f Figures) (busy float64, evidence string, ok bool) {
 	evidence = fmt.Sprintf("ceiling's %s %s busy %.0f%% of the time (%.0f req/s × %s ms each) and requests waited for a free one (start lag p99 %s ms), while the database served each in %s ms, %.2f× its fastest at the lower rates (%s ms): the requests queued in ceiling, not in the database",
 		workersText(f.Threads), were, 100*busy, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
 	return busy, evidence, true
+}
+
+// queuedForWorkers says whether an open-loop step's requests queued for
+// ceiling's workers without (yet) being late: the workers busy ≥ 80% and
+// the wait for a free one (start lag p99) at least 1 ms and ten times the
+// service time. Whatever slows the workers' requests then caps the rate.
+func queuedForWorkers(f Figures) bool {
+	if !f.OpenLoop || f.Threads <= 0 || f.RequestsPerSec == nil || f.ServiceMs == nil || f.StartLagP99Ms == nil || *f.ServiceMs <= 0 {
+		return false
+	}
+	busy := *f.RequestsPerSec * *f.ServiceMs / 1000 / float64(f.Threads)
+	return busy >= MinWorkerBusy && *f.StartLagP99Ms >= math.Max(1, 10**f.ServiceMs)
 }
 
 // msText writes milliseconds to three significant figures without an

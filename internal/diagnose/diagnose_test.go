@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -908,5 +909,52 @@ func TestLogRateFlatDeviceIdle(t *testing.T) {
 	f.LogDevBusy = nil
 	if c := LogRateRule(f); !c.Matched {
 		t.Errorf("device not measured: %q", c.Why)
+	}
+}
+
+// TestLogRateKneeProbes: figures of a real PostgreSQL knee (single
+// inserts, 4 workers, full durability; the log's device busy 56%, log-IO
+// waits 50-57%, 0.52-0.57 syncs per commit). At 16000/s (×1.33 over the
+// probe below) the log rate is flat, but the sessions wait for flushes
+// they share while the device has time to spare: group-commit advice, not
+// "a higher log write rate". At 11000/s (×1.05) the rates are too close to
+// call anything flat. At 10000/s nothing was late, but the requests queued
+// for the busy workers (start lag p99 3.8 ms, ten times a request).
+func TestLogRateKneeProbes(t *testing.T) {
+	probe := func(rate, achieved, late, service, startLag, syncs, logMB, prevLog, rise, logWait float64) Figures {
+		return Figures{Scope: "probe " + strconv.FormatFloat(rate, 'f', 0, 64), Threads: 4, RequestsPerSec: p(achieved), MeanLatencyMs: p(100), OpenLoop: true,
+			LatePct: p(late), SchedLagP99Ms: p(0.01), ServiceMs: p(service), MinServiceMs: p(0.2), StartLagP99Ms: p(startLag),
+			CommitsPerReq: p(1), SyncsPerReq: p(syncs), CommitsWait: yes, LogMBPerSec: p(logMB), PrevLogMBPerSec: p(prevLog), RateRise: p(rise),
+			LogDevName: "vda", LogDevBusy: p(0.56), LogDevFlushMs: p(0.038), LogDevWriteMs: p(0.047),
+			WaitMs: map[string]float64{WaitLog: 1000 * logWait, WaitClient: 1000 * (0.9 - logWait), WaitCPU: 100}}
+	}
+	noWriteRate := func(t *testing.T, c Candidate) {
+		t.Helper()
+		for _, s := range c.Suggestions {
+			if strings.Contains(s.Action, "higher log write rate") {
+				t.Errorf("suggests %q with the log's device busy 56%%", s.Action)
+			}
+		}
+		if len(c.Suggestions) == 0 || !strings.Contains(c.Suggestions[len(c.Suggestions)-1].Action, "more threads to fill each commit group") {
+			t.Errorf("suggestions %+v: want the group-commit advice", c.Suggestions)
+		}
+	}
+	c := LogRateRule(probe(16000, 9608, 39.9, 0.415, 1000, 0.52, 0.96, 0.98, 1.33, 0.57))
+	if !c.Matched || !strings.Contains(c.Why, "flat (-2%)") || !strings.Contains(c.Why, "busy only 56%: the sessions wait for flushes they share (log-IO waits 57% of their time, 0.52 log syncs per commit)") {
+		t.Errorf("16000/s: matched %v, %q", c.Matched, c.Why)
+	}
+	noWriteRate(t, c)
+	c = LogRateRule(probe(11000, 10412, 5.3, 0.369, 153.6, 0.546, 1.04, 1.05, 1.048, 0.50))
+	if !c.Matched || strings.Contains(c.Why, "flat") || !strings.Contains(c.Why, "log-IO waits are 50% of the sessions' time although commits share their flushes") {
+		t.Errorf("11000/s: matched %v, %q", c.Matched, c.Why)
+	}
+	noWriteRate(t, c)
+	ten := probe(10000, 9999, 0, 0.3705, 3.847, 0.566, 1.0, 0.8, 1.25, 0.57)
+	if c := LogRateRule(ten); !c.Matched {
+		t.Errorf("10000/s, queued for the workers: %q", c.Why)
+	}
+	ten.StartLagP99Ms = p(0.5) // no queue: nothing to explain
+	if c := LogRateRule(ten); c.Matched || !strings.Contains(c.Why, "requests do not queue") {
+		t.Errorf("10000/s without a queue: matched %v, %q", c.Matched, c.Why)
 	}
 }

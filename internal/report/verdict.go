@@ -42,20 +42,25 @@ func setVerdicts(res *Result, r *runner.Result) {
 	// minService is the lowest service time of the unsaturated steps below
 	// the current rate: the database's time at low load.
 	var prevLog, lastLog, minService, lastMin *float64
+	var prevRate, lastRate float64
 	groupRate := math.Inf(-1)
 	var first *Step
 	for _, i := range order {
 		s := &res.Steps[i]
 		if s.Rate != groupRate {
-			groupRate, prevLog, minService = s.Rate, lastLog, lastMin
+			groupRate, prevLog, minService, prevRate = s.Rate, lastLog, lastMin, lastRate
 		}
 		if s.Completed > 0 && i < len(r.Steps) {
-			s.Verdict = diagnose.Diagnose(stepFigures(res, s, r.Steps[i].Evidence, prevLog, minService, dev))
+			f := stepFigures(res, s, r.Steps[i].Evidence, prevLog, minService, dev)
+			if prevRate > 0 && s.Rate > 0 {
+				f.RateRise = f64(s.Rate / prevRate)
+			}
+			s.Verdict = diagnose.Diagnose(f)
 			if s.Saturated && first == nil {
 				first = s
 			}
 		}
-		lastLog = s.LogMBPerSec
+		lastLog, lastRate = s.LogMBPerSec, s.Rate
 		if sv := serviceMs(*s); sv != nil && !s.Saturated && s.Completed >= minServiceRequests && (lastMin == nil || *sv < *lastMin) {
 			lastMin = sv
 		}
