@@ -646,14 +646,17 @@ func LogRateRule(f Figures) Candidate {
 		}
 		if *f.PrevLogMBPerSec > 0 && *f.LogMBPerSec > 0 {
 			change := *f.LogMBPerSec / *f.PrevLogMBPerSec - 1
-			groupWait := sh != nil && sh[WaitLog] >= MinLogWaitShare && f.CommitsWait != nil && *f.CommitsWait &&
+			flat := math.Abs(change) <= MaxLogRateChange
+			deviceIdle := f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy
+			logWait := sh != nil && sh[WaitLog] >= MinLogWaitShare
+			groupWait := logWait && f.CommitsWait != nil && *f.CommitsWait &&
 				f.SyncsPerReq != nil && *f.SyncsPerReq/commitsOrOne(f) < MinSyncsPerCommit
 			switch {
 			case f.RateRise != nil && *f.RateRise < MinFlatRateRise:
 				// Knee probes close together: a log rate that rose
 				// about as little as the rate asked for is not flat.
 				notFlat = fmt.Sprintf("the rate asked for rose only ×%.2f over the previous step's: too little to call the log rate (%+.0f%%) flat", *f.RateRise, 100*change)
-			case math.Abs(change) <= MaxLogRateChange && f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy && groupWait:
+			case flat && deviceIdle && groupWait:
 				// Flat, and the sessions wait on the log, but for
 				// flushes they share while the device is mostly idle:
 				// flush latency and the number of sessions set the pace,
@@ -662,13 +665,13 @@ func LogRateRule(f Figures) Candidate {
 				c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while requests queued, with its device (%s) busy only %.0f%%: the sessions wait for flushes they share (log-IO waits %.0f%% of their time, %.2f %s per commit), so flush latency and the number of sessions set the pace, not the log's write rate",
 					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, f.LogDevName, 100**f.LogDevBusy, 100*sh[WaitLog], *f.SyncsPerReq/commitsOrOne(f), syncWord(f))
 				groupCommit, syncBound = true, true
-			case math.Abs(change) <= MaxLogRateChange && f.LogDevBusy != nil && *f.LogDevBusy < MinLogBusy && (sh == nil || sh[WaitLog] < MinLogWaitShare):
+			case flat && deviceIdle && !logWait:
 				// The log rate stopped rising, but its device was mostly
 				// idle and the sessions did not wait on it: whatever
 				// capped the requests capped the log with them.
 				notFlat = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s, but its device (%s) was busy only %.0f%% of the time (< %.0f%%): the log did not cap the rate",
 					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, f.LogDevName, 100**f.LogDevBusy, 100*MinLogBusy)
-			case math.Abs(change) <= MaxLogRateChange:
+			case flat:
 				c.Matched, c.Score = true, score
 				c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while %.1f%% of requests were late",
 					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, *f.LatePct)
@@ -1180,11 +1183,10 @@ func Thousands(v float64) string {
 // itself. With a fixed number of workers the rate an open loop reaches is
 // at most workers ÷ service time, whatever the database could do with more.
 func workersBound(f Figures) (busy float64, evidence string, ok bool) {
-	if !f.OpenLoop || f.Threads <= 0 || f.RequestsPerSec == nil || f.ServiceMs == nil || f.MinServiceMs == nil ||
-		f.StartLagP99Ms == nil || *f.MinServiceMs <= 0 || *f.ServiceMs <= 0 {
+	busy, ok = workersBusy(f)
+	if !ok || f.MinServiceMs == nil || f.StartLagP99Ms == nil || *f.MinServiceMs <= 0 {
 		return 0, "", false
 	}
-	busy = *f.RequestsPerSec * *f.ServiceMs / 1000 / float64(f.Threads)
 	growth := *f.ServiceMs / *f.MinServiceMs
 	if busy < MinWorkerBusy || growth > MaxServiceGrowth || *f.StartLagP99Ms < math.Max(1, *f.ServiceMs) {
 		return busy, "", false
@@ -1203,11 +1205,17 @@ func workersBound(f Figures) (busy float64, evidence string, ok bool) {
 // the wait for a free one (start lag p99) at least 1 ms and ten times the
 // service time. Whatever slows the workers' requests then caps the rate.
 func queuedForWorkers(f Figures) bool {
-	if !f.OpenLoop || f.Threads <= 0 || f.RequestsPerSec == nil || f.ServiceMs == nil || f.StartLagP99Ms == nil || *f.ServiceMs <= 0 {
-		return false
+	busy, ok := workersBusy(f)
+	return ok && f.StartLagP99Ms != nil && busy >= MinWorkerBusy && *f.StartLagP99Ms >= math.Max(1, 10**f.ServiceMs)
+}
+
+// workersBusy is the share of the time ceiling's open-loop workers were
+// busy: requests/s × mean service time ÷ workers.
+func workersBusy(f Figures) (float64, bool) {
+	if !f.OpenLoop || f.Threads <= 0 || f.RequestsPerSec == nil || f.ServiceMs == nil || *f.ServiceMs <= 0 {
+		return 0, false
 	}
-	busy := *f.RequestsPerSec * *f.ServiceMs / 1000 / float64(f.Threads)
-	return busy >= MinWorkerBusy && *f.StartLagP99Ms >= math.Max(1, 10**f.ServiceMs)
+	return *f.RequestsPerSec * *f.ServiceMs / 1000 / float64(f.Threads), true
 }
 
 // msText writes milliseconds to three significant figures without an

@@ -133,19 +133,17 @@ func FigureLabel(key string) string {
 // printFigures prints a run's workload figures, the well-known ones first;
 // a well-known figure the run could not measure is shown as n/a.
 func printFigures(w io.Writer, r *Result) {
-	if len(r.Figures) == 0 {
-		return
-	}
 	// One blank line before the figures, none when every figure is stated
 	// by a note instead.
 	var b strings.Builder
-	out := w
-	defer func() {
-		if b.Len() > 0 {
-			fmt.Fprintf(out, "\n%s", b.String())
-		}
-	}()
-	w = &b
+	writeFigures(&b, r)
+	if b.Len() > 0 {
+		fmt.Fprintf(w, "\n%s", b.String())
+	}
+}
+
+// writeFigures writes printFigures' lines.
+func writeFigures(w io.Writer, r *Result) {
 	known := map[string]bool{}
 	for _, l := range figureLines {
 		known[l.key] = true
