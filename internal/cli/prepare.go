@@ -39,6 +39,16 @@ func (e *env) prepareCmd() *cobra.Command {
 				defer closeTarget(t)
 				start := time.Now()
 				if err := w.Prepare(ctx, t, e.stdout); err != nil {
+					if ctx.Err() != nil {
+						// The driver's "context canceled" in the middle of
+						// some table says less than what the user needs.
+						again := "ceiling prepare " + name
+						if cmd.Flags().Lookup("force") != nil {
+							again += " --force"
+						}
+						return fmt.Errorf("prepare %s interrupted after %.1fs: the data loaded so far is incomplete; `%s` loads it again, `ceiling cleanup %s` drops it",
+							name, time.Since(start).Seconds(), again, name)
+					}
 					return fmt.Errorf("prepare %s: %w", name, err)
 				}
 				fmt.Fprintf(e.stdout, "prepared %s on %s in %.1fs\n", name, t.Info().DSN, time.Since(start).Seconds())

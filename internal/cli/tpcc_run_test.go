@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRunTPCC drives `run tpcc` through the CLI on SQLite, on a prepared
@@ -151,5 +152,32 @@ func TestRunTPCC(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, ctx, "run", "tpcc", "--db", db, "--isolate", "-1s"); code != ExitUsage || !strings.Contains(errs, "--isolate must be zero or more") {
 		t.Fatalf("--isolate -1s: exit %d %q", code, errs)
+	}
+}
+
+// TestPrepareInterrupted: a load cut short by Ctrl-C ends in one line that
+// says so and how to recover (not the driver's "context canceled" in the
+// middle of some table), and the next run refuses the incomplete dataset.
+func TestPrepareInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "tpcc.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(700 * time.Millisecond); cancel() }()
+	code, out, errs := runCLI(t, ctx, "prepare", "tpcc", "--db", db, "--warehouses", "5")
+	if code != ExitRun {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitRun, out, errs)
+	}
+	line := strings.TrimSpace(errs)
+	for _, want := range []string{"prepare tpcc interrupted after", "incomplete", "`ceiling prepare tpcc --force` loads it again", "`ceiling cleanup tpcc` drops it"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("stderr %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "\n") || strings.Contains(line, "context canceled") {
+		t.Errorf("stderr should be one line without the driver's error, got %q", line)
+	}
+	code, _, errs = runCLI(t, context.Background(), "run", "tpcc", "--db", db, "-T", "1s")
+	if code != ExitRun || !strings.Contains(errs, "incomplete") {
+		t.Fatalf("run on the interrupted load: exit %d, %q", code, errs)
 	}
 }
