@@ -181,6 +181,17 @@ func Compare(ins []Input) *Comparison {
 		}
 	}
 	for _, k := range sortedKeys(keys) {
+		if rate, higher, ok := report.CountFigure(k); ok {
+			// A count over the run: compared per minute, so that a longer
+			// run (or repeats, whose counts add up) does not look like
+			// more; left out where another figure rates it (NOPM).
+			if rate == "" || !keys[rate] {
+				c.addFigure("figure."+k+"_per_min", k+"/min", "figure", higher, func(r *report.Result) *float64 {
+					return report.PerMinute(r, k)
+				}, false)
+			}
+			continue
+		}
 		c.addFigure("figure."+k, k, "figure", 1, func(r *report.Result) *float64 {
 			if v, ok := r.Figures[k]; ok {
 				return f64(v)

@@ -590,3 +590,47 @@ func TestCompareKnee(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareCountFigures: TPC-C's counts over the run (rollbacks,
+// retries, …) are compared per minute of measured time, so that a run
+// twice as long at the same pace compares level rather than +100%, and the
+// count of new orders is left to NOPM, which rates it.
+func TestCompareCountFigures(t *testing.T) {
+	ins := load(t, fxTPCC, fxTPCC)
+	b := ins[1].Result
+	b.Summary.ElapsedS *= 2
+	b.Figures["new_orders"] *= 2
+	b.Figures["new_order_rollbacks"] *= 2
+	rows := rowsOf(Compare(ins))
+	if _, ok := rows["figure.new_orders_per_min"]; ok {
+		t.Error("new_orders compared alongside nopm, which rates it")
+	}
+	if _, ok := rows["figure.new_orders"]; ok {
+		t.Error("new_orders compared as a count")
+	}
+	r, ok := rows["figure.new_order_rollbacks_per_min"]
+	if !ok {
+		t.Fatalf("no per-minute row for new_order_rollbacks: %v", rows)
+	}
+	// 9 rollbacks in 4.0008 s: 135/min on both sides.
+	if r.Label != "new_order_rollbacks/min" || r.Cells[0].Text != "135.0" || r.Cells[1].Text != "135.0" || r.Cells[1].Change == nil || *r.Cells[1].Change != 1 {
+		t.Errorf("rollbacks row %q: %q vs %q, change %v", r.Label, r.Cells[0].Text, r.Cells[1].Text, r.Cells[1].Change)
+	}
+	if r.Higher != 0 || rows["figure.retries_per_min"].Higher != -1 {
+		t.Errorf("direction: rollbacks %d (want 0), retries %d (want -1)", r.Higher, rows["figure.retries_per_min"].Higher)
+	}
+	// Without nopm, the new orders are rated here.
+	delete(b.Figures, "nopm")
+	delete(ins[0].Result.Figures, "nopm")
+	if _, ok := rowsOf(Compare(ins))["figure.new_orders_per_min"]; !ok {
+		t.Error("new_orders not compared per minute where no nopm rates it")
+	}
+}
+
+func rowsOf(c *Comparison) map[string]Row {
+	rows := map[string]Row{}
+	for _, row := range c.Rows {
+		rows[row.Key] = row
+	}
+	return rows
+}

@@ -92,6 +92,42 @@ var figureLabels = []struct{ key, label string }{
 	{"index_build_s", "index build seconds (not in the figures above)"},
 }
 
+// countFigures are workload figures that count events over the measured
+// time (TPC-C's) rather than rate them or describe the data, each with the
+// figure that already rates it ("" for none) and which way is better (+1
+// higher, -1 lower, 0 neither: TPC-C rolls back 1% of New-Orders by
+// design).
+var countFigures = map[string]struct {
+	rate   string
+	higher int
+}{
+	"new_orders":               {"nopm", 1},
+	"new_order_rollbacks":      {"", 0},
+	"retries":                  {"", -1},
+	"delivery_empty_districts": {"", 0},
+}
+
+// CountFigure says whether figure key counts events over the measured
+// time, so that runs of different lengths, or repeats (whose counts add
+// up), differ by their length alone; a comparison rates it per minute.
+// rate names the figure that already gives that rate ("" for none);
+// higher tells which way is better.
+func CountFigure(key string) (rate string, higher int, ok bool) {
+	c, ok := countFigures[key]
+	return c.rate, c.higher, ok
+}
+
+// PerMinute is count figure key of r per minute of r's measured time (the
+// span its figures were computed over), or nil.
+func PerMinute(r *Result, key string) *float64 {
+	v, ok := r.Figures[key]
+	if !ok || r.Summary.ElapsedS <= 0 {
+		return nil
+	}
+	pm := v * 60 / r.Summary.ElapsedS
+	return &pm
+}
+
 // statedByNote are figures a note of the run states in words on the
 // console (bulk-load's log ratio and index build), so they are not
 // printed again as figure lines.
