@@ -203,7 +203,7 @@ func suggestionText(s diagnose.Suggestion) string {
 	if s.PredictedGain != nil {
 		t += ": predicted " + gain(*s.PredictedGain)
 		if s.PredictedRequestsPerSec != nil {
-			t += " (≈ " + num(*s.PredictedRequestsPerSec) + " req/s)"
+			t += " (≈ " + report.ApproxRate(*s.PredictedRequestsPerSec) + " req/s)"
 		}
 	}
 	return t

@@ -465,6 +465,7 @@ func TestIsolatedSection(t *testing.T) {
 	if len(r.Isolated) != 5 {
 		t.Fatalf("fixture has %d operations alone, want 5", len(r.Isolated))
 	}
+	r.Isolated[2].SharePct[report.ShareLogBytes] = 1.77e-05 // order_status: a read, next to no log
 	html := renderHTML(t, ins)
 	for _, want := range []string{
 		`<h2>Each operation alone</h2>`, "Each operation alone (costs per request)", "bottleneck alone",
@@ -474,6 +475,9 @@ func TestIsolatedSection(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("tpcc report lacks %q", want)
 		}
+	}
+	if strings.Contains(html, "e-0") {
+		t.Error("a share printed in scientific notation")
 	}
 	for _, o := range r.Isolated {
 		if !strings.Contains(html, "<td>"+o.Op+"</td>") && !strings.Contains(html, ">"+o.Op+"</td>") {

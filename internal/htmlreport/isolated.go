@@ -51,10 +51,12 @@ func isolatedBlocks(r *report.Result) ([]Block, error) {
 		}
 		var rows [][]string
 		for _, o := range iso {
-			row := []string{o.Op, opt(o.MixPct)}
+			// Percentages to one decimal, as on the console: an
+			// operation without log writes came to "1.77e-05" otherwise.
+			row := []string{o.Op, fixed(o.MixPct, 1)}
 			for _, c := range cols {
 				if v, ok := o.SharePct[c.Key]; ok {
-					row = append(row, num(v))
+					row = append(row, fixed(&v, 1))
 				} else {
 					row = append(row, "n/a")
 				}

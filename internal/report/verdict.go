@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
@@ -432,9 +433,19 @@ func gainText(s diagnose.Suggestion) string {
 	}
 	t := fmt.Sprintf(": predicted ×%.1f", *s.PredictedGain)
 	if s.PredictedRequestsPerSec != nil {
-		t += fmt.Sprintf(" (≈ %s req/s)", diagnose.Thousands(sig3(*s.PredictedRequestsPerSec)))
+		t += " (≈ " + ApproxRate(*s.PredictedRequestsPerSec) + " req/s)"
 	}
 	return t
+}
+
+// ApproxRate formats a predicted request rate to three significant
+// digits ("9,800", "713", "4.27"): an estimate, shown as one on the
+// console and in reports alike.
+func ApproxRate(v float64) string {
+	if v >= 100 {
+		return diagnose.Thousands(sig3(v))
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // printStepVerdicts prints one line per diagnosed step.

@@ -183,3 +183,17 @@ func TestForeignWorkPerStep(t *testing.T) {
 		t.Fatalf("step notes %q (all notes %q)", stepNotes, res.Notes)
 	}
 }
+
+// TestApproxRate: predicted rates are shown to three significant digits,
+// the same on the console and in the HTML report (which showed "486.0"
+// and "39,016" where the console said "486" and "39,000").
+func TestApproxRate(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{39016.2, "39,000"}, {486.04, "486"}, {713.4, "713"}, {42.66, "42.7"}, {4.274, "4.27"}, {0.5, "0.5"}} {
+		if got := ApproxRate(c.v); got != c.want {
+			t.Errorf("ApproxRate(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
