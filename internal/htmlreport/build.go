@@ -142,6 +142,13 @@ func testBlocks(r *report.Result) []Block {
 		kv(&rows, "server location", "this host (host CPU and flush probe describe the server's machine)")
 	}
 	kv(&rows, "durability", durabilityText(r))
+	switch r.Target.TLS {
+	case "":
+	case target.TLSOff:
+		kv(&rows, "connections", "unencrypted")
+	default:
+		kv(&rows, "connections", "encrypted: "+r.Target.TLS+" (costs CPU on both sides of every request)")
+	}
 	kv(&rows, "load model", loadText(r))
 	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
 	if r.Load.WarmupS > 0 {

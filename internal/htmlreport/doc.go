@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 // Input is one result to report, with the name it was read from.
@@ -193,6 +194,10 @@ func Describe(r *report.Result) string {
 	s += ", " + loadText(r)
 	if d := durabilityText(r); d != "" {
 		s += ", durability " + d
+	}
+	if tls := r.Target.TLS; tls != "" && tls != target.TLSOff {
+		// The protocol alone: the cipher suite is in the test definition.
+		s += ", encrypted (" + strings.SplitN(tls, ",", 2)[0] + ")"
 	}
 	if r.Load.Repeat > 1 {
 		s += fmt.Sprintf(", %d repeats", r.Load.Repeat)

@@ -638,3 +638,26 @@ func rowsOf(c *Comparison) map[string]Row {
 	}
 	return rows
 }
+
+// TestConnectionsRow: the test definition says whether a server's
+// connections were encrypted; a result without the field (SQLite, older
+// results) has no such row.
+func TestConnectionsRow(t *testing.T) {
+	for tls, want := range map[string]string{
+		"TLS 1.3, TLS_AES_256_GCM_SHA384": "<td>connections</td><td class=\"l\">encrypted: TLS 1.3, TLS_AES_256_GCM_SHA384 (costs CPU on both sides of every request)</td>",
+		"off":                             "<td>connections</td><td class=\"l\">unencrypted</td>",
+		"":                                "",
+	} {
+		ins := load(t, fxPG)
+		ins[0].Result.Target.TLS = tls
+		html := renderHTML(t, ins)
+		if want == "" && strings.Contains(html, "<td>connections</td>") || want != "" && !strings.Contains(html, want) {
+			t.Errorf("TLS %q: want %q in the report", tls, want)
+		}
+		// The one-line description (report header, compare) names the
+		// protocol of encrypted connections only.
+		if d := Describe(ins[0].Result); strings.Contains(d, "encrypted (TLS 1.3)") != (tls != "" && tls != "off") {
+			t.Errorf("TLS %q: description %q", tls, d)
+		}
+	}
+}

@@ -155,6 +155,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	if d := r.Target.Durability; d.Setting != "" {
 		fmt.Fprintf(w, " (%s=%s)", d.Setting, d.During)
 	}
+	if tlsOn(r.Target) {
+		fmt.Fprintf(w, ", connections encrypted (%s)", r.Target.TLS)
+	}
 	fmt.Fprintln(w)
 	if r.Load.Model == "open" {
 		fmt.Fprintf(w, "   %s\n", OpenLoopPlan(r.Load))

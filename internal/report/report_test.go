@@ -366,3 +366,34 @@ func TestCommitsWait(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSShown: encrypted connections are named on the summary's target
+// line and passed to the diagnosis with the engine's way to turn them
+// off; unencrypted ones ("off") add nothing there.
+func TestTLSShown(t *testing.T) {
+	for _, c := range []struct {
+		tls, engine, line, off string
+	}{
+		{"TLS 1.3, TLS_AES_256_GCM_SHA384", "postgres", ", connections encrypted (TLS 1.3, TLS_AES_256_GCM_SHA384)", "sslmode=disable in the DSN"},
+		{"TLS 1.2, ECDHE-RSA-AES256-GCM-SHA384", "mysql", ", connections encrypted (TLS 1.2, ECDHE-RSA-AES256-GCM-SHA384)", "no tls parameter in the DSN, and require_secure_transport off"},
+		{target.TLSOff, "postgres", "", ""},
+		{"", "sqlite", "", ""},
+	} {
+		r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: time.Second, ClientCPUSeconds: -1}
+		res, err := Build(Params{Workload: "w", Load: runner.Config{Threads: 2, Duration: time.Second}, Info: target.Info{Engine: c.engine, TLS: c.tls}}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		PrintSummary(&buf, res)
+		has := strings.Contains(buf.String(), "connections encrypted")
+		if c.line != "" && !strings.Contains(buf.String(), c.line) || c.line == "" && has {
+			t.Errorf("%s %q: summary\n%s", c.engine, c.tls, buf.String())
+		}
+		var f diagnose.Figures
+		logDevice(&f, res.Target)
+		if want := c.tls; c.line == "" && (f.TLS != "" || f.TLSOff != "") || c.line != "" && (f.TLS != want || f.TLSOff != c.off) {
+			t.Errorf("%s %q: figures TLS %q, off %q", c.engine, c.tls, f.TLS, f.TLSOff)
+		}
+	}
+}

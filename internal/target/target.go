@@ -8,6 +8,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"syscall"
 	"time"
@@ -98,6 +99,23 @@ type Info struct {
 	// write completed before it); MariaDB with innodb_log_file_buffering
 	// OFF.
 	LogDirectIO bool `json:"log_direct_io,omitempty"`
+	// TLS describes the encryption of the connections to a server, as
+	// negotiated for ceiling's first session: "off", or the protocol
+	// version and cipher suite ("TLS 1.3, TLS_AES_256_GCM_SHA384").
+	// Empty where there is no connection (SQLite) or it was not told.
+	// Encryption costs CPU on both sides of every request.
+	TLS string `json:"tls,omitempty"`
+}
+
+// TLSOff is Info.TLS for an unencrypted connection.
+const TLSOff = "off"
+
+// TLSText describes a connection's TLS state for Info.TLS.
+func TLSText(version uint16, cipher string) string {
+	if version == 0 {
+		return TLSOff
+	}
+	return tls.VersionName(version) + ", " + cipher
 }
 
 // LogDevice names the block device of the log directory.

@@ -188,7 +188,27 @@ func TestOpenInfo(t *testing.T) {
 		t.Errorf("datadir %q, innodb_log_group_home_dir %q: LogDir %q, want an absolute directory",
 			info.Settings["datadir"], info.Settings["innodb_log_group_home_dir"], info.LogDir)
 	}
-	t.Logf("version %s; log directory %q; settings %v", info.Version, info.LogDir, info.Settings)
+	// Encryption as a worker's session has it: Ssl_version empty when
+	// the connection is not encrypted.
+	var name, ver string
+	rows, err := connect(t, tg).Query(testCtx(t), "SHOW SESSION STATUS LIKE 'Ssl_version'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		if err := rows.Scan(&name, &ver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows.Close()
+	if want := target.TLSOff; ver != "" {
+		if !strings.HasPrefix(info.TLS, strings.Replace(ver, "TLSv", "TLS ", 1)+", ") {
+			t.Errorf("TLS %q, but a worker's Ssl_version is %q", info.TLS, ver)
+		}
+	} else if info.TLS != want {
+		t.Errorf("TLS %q, want %q for an unencrypted worker session", info.TLS, want)
+	}
+	t.Logf("version %s; log directory %q; TLS %s; settings %v", info.Version, info.LogDir, info.TLS, info.Settings)
 }
 
 func TestTableRoundTrip(t *testing.T) {

@@ -164,6 +164,7 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	if err := t.admin.QueryRowContext(ctx, "SELECT VERSION()").Scan(&info.Version); err != nil {
 		return fmt.Errorf("mysql: read version: %w", err)
 	}
+	info.TLS = sessionTLS(ctx, t.admin)
 	// The names are constants: quote them inline rather than bind them,
 	// as SHOW is not preparable everywhere.
 	rows, err := t.admin.QueryContext(ctx,
@@ -417,4 +418,32 @@ func logDir(datadir, home string) string {
 		return ""
 	}
 	return path.Join(datadir, home)
+}
+
+// sessionTLS describes the encryption of the admin session (target.Info.TLS),
+// which the workers' connections share (the same DSN and server), from the
+// session's Ssl_version and Ssl_cipher (empty when unencrypted); "" when
+// the server does not say.
+func sessionTLS(ctx context.Context, db *sql.Conn) string {
+	rows, err := db.QueryContext(ctx, "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')")
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	st := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if rows.Scan(&name, &value) != nil {
+			return ""
+		}
+		st[strings.ToLower(name)] = value
+	}
+	if rows.Err() != nil || len(st) < 2 {
+		return ""
+	}
+	if st["ssl_version"] == "" {
+		return target.TLSOff
+	}
+	// "TLSv1.3" as Go names it, "TLS 1.3".
+	return strings.Replace(st["ssl_version"], "TLSv", "TLS ", 1) + ", " + st["ssl_cipher"]
 }

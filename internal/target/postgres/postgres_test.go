@@ -767,3 +767,38 @@ func TestOpenInvalidDSN(t *testing.T) {
 		t.Error("Open with durability \"fast\" succeeded")
 	}
 }
+
+// TestTLSInfo: Info.TLS says whether the sessions are encrypted, as the
+// workers' own sessions are (pg_stat_ssl): with sslmode=disable never; with
+// sslmode=prefer (libpq's default) exactly when the server has ssl on
+// (Debian's packages do, so loopback runs are encrypted unless told not to).
+func TestTLSInfo(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	withMode := func(mode string) string {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Skipf("CEILING_TEST_PG_DSN is not a URL: %v", err)
+		}
+		q := u.Query()
+		q.Set("sslmode", mode)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	plain := openTarget(t, withMode("disable"), target.DurabilityServer)
+	if got := plain.Info().TLS; got != target.TLSOff {
+		t.Errorf("sslmode=disable: TLS %q, want %q", got, target.TLSOff)
+	}
+	sslOn := queryString(t, connect(t, plain), "SHOW ssl") == "on"
+	tg := openTarget(t, withMode("prefer"), target.DurabilityServer)
+	got := tg.Info().TLS
+	worker := queryString(t, connect(t, tg), "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+	switch {
+	case sslOn && !strings.HasPrefix(got, "TLS 1."):
+		t.Errorf("server ssl on, sslmode=prefer: TLS %q, want the version and cipher", got)
+	case !sslOn && got != target.TLSOff:
+		t.Errorf("server ssl off, sslmode=prefer: TLS %q, want %q", got, target.TLSOff)
+	case (got != target.TLSOff) != (worker == "true"):
+		t.Errorf("Info.TLS %q but a worker session's pg_stat_ssl.ssl is %s", got, worker)
+	}
+	t.Logf("server ssl %v; sslmode=prefer: %s", sslOn, got)
+}

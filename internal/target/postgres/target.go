@@ -29,6 +29,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -202,6 +203,15 @@ func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn,
 // readInfo reads the version and the settings snapshot.
 func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, error) {
 	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Local: isLocalHost(t.cfg.Host), Settings: map[string]string{}}
+	// The workers' sessions negotiate as this one did (the same sslmode
+	// and server): with sslmode=prefer, the default, that is TLS wherever
+	// the server has ssl on (Debian's packages do, with a snakeoil
+	// certificate), loopback included.
+	info.TLS = target.TLSOff
+	if tc, ok := c.PgConn().Conn().(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		info.TLS = target.TLSText(st.Version, tls.CipherSuiteName(st.CipherSuite))
+	}
 	if err := c.QueryRow(ctx, "SHOW server_version").Scan(&info.Version); err != nil {
 		return info, fmt.Errorf("postgres: read server_version: %w", err)
 	}
