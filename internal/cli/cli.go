@@ -175,10 +175,19 @@ func workloadNames() string {
 type targetFlags struct {
 	db         string
 	durability string
+	fs         *pflag.FlagSet // tells whether --db was given (bind)
 }
 
 func (f *targetFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.db, "db", "", "database DSN: "+engines.Schemes+" (default $CEILING_DB, else "+engines.DefaultDSN+")")
+	f.fs = fs
+}
+
+// emptyDB says whether --db was given with nothing in it: in a script,
+// `--db "$DSN"` with the variable unset, which must not quietly become the
+// default SQLite file in the current directory.
+func (f *targetFlags) emptyDB() bool {
+	return f.fs != nil && f.fs.Changed("db") && strings.TrimSpace(f.db) == ""
 }
 
 func (e *env) dsn(f *targetFlags) string {
@@ -207,6 +216,9 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 	d, err := target.ParseDurability(f.durability)
 	if err != nil {
 		return nil, &UsageError{Err: err}
+	}
+	if f.emptyDB() {
+		return nil, &UsageError{Err: fmt.Errorf("--db is empty (an unset variable?): give a DSN (%s), or leave --db out for $CEILING_DB, else %s", engines.Schemes, engines.DefaultDSN)}
 	}
 	e.dsnUsed = e.dsn(f)
 	opts.DSN, opts.Durability = e.dsnUsed, d
