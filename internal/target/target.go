@@ -196,6 +196,20 @@ type Rows interface {
 	Close() error
 }
 
+// RawRows is implemented by the Rows of a target that can give the current
+// row's values as the server sent them, undecoded. A reader that needs only
+// their sizes (the row workloads count rows and bytes, never look at the
+// values) uses it instead of Scan, so ceiling does not spend its CPU turning
+// every column into a Go value: a client work no server needs, which on a
+// shared host takes cores from the server (PostgreSQL sequential selects,
+// 4 workers: a numeric column alone went through math/big and strconv).
+type RawRows interface {
+	Rows
+	// RawLens appends to dst the byte length of each column of the
+	// current row as sent (-1 for NULL).
+	RawLens(dst []int) ([]int, error)
+}
+
 // Dialect holds what differs in SQL text between engines.
 type Dialect struct {
 	Engine string // "sqlite" | "postgres" | "mysql"

@@ -30,6 +30,7 @@ type conn struct {
 	ps    *psWaits // non-nil: take a last wait reading before closing
 	id    int64    // CONNECTION_ID()
 	t     *myTarget
+	raw   rawDest // RawLens' destinations, reused from query to query
 }
 
 // prepared is a cached statement and whether it returns rows.
@@ -136,7 +137,7 @@ func (c *conn) Query(ctx context.Context, query string, args ...any) (target.Row
 	if err != nil {
 		return nil, fmt.Errorf("mysql: query: %w", done(err))
 	}
-	return rows{r: r, done: done}, nil
+	return rows{r: r, done: done, raw: &c.raw}, nil
 }
 
 func (c *conn) query(ctx context.Context, p prepared, query string, args []any) (*sql.Rows, error) {
@@ -280,6 +281,46 @@ func isGone(err error) bool {
 type rows struct {
 	r    *sql.Rows
 	done func(error) error // ends the watch of the query (conn.watch)
+	raw  *rawDest          // RawLens' scan destinations, made on first use
+}
+
+// rawDest holds sql.RawBytes destinations, which take the driver's bytes
+// without a copy or a conversion to Go values, for the rows of one query
+// at a time.
+type rawDest struct {
+	of   *sql.Rows // the query they were sized for
+	vals []sql.RawBytes
+	dest []any
+}
+
+// RawLens implements target.RawRows by scanning into sql.RawBytes.
+func (r rows) RawLens(dst []int) ([]int, error) {
+	if r.raw.of != r.r {
+		// A new query: as many destinations as it has columns.
+		cols, err := r.r.Columns()
+		if err != nil {
+			return dst, fmt.Errorf("mysql: scan: %w", err)
+		}
+		if len(cols) != len(r.raw.vals) {
+			r.raw.vals = make([]sql.RawBytes, len(cols))
+			r.raw.dest = r.raw.dest[:0]
+			for i := range r.raw.vals {
+				r.raw.dest = append(r.raw.dest, &r.raw.vals[i])
+			}
+		}
+		r.raw.of = r.r
+	}
+	if err := r.r.Scan(r.raw.dest...); err != nil {
+		return dst, fmt.Errorf("mysql: scan: %w", err)
+	}
+	for _, v := range r.raw.vals {
+		if v == nil {
+			dst = append(dst, -1)
+		} else {
+			dst = append(dst, len(v))
+		}
+	}
+	return dst, nil
 }
 
 func (r rows) Next() bool { return r.r.Next() }

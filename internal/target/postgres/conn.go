@@ -347,6 +347,18 @@ func (r rows) Scan(dest ...any) error {
 	return nil
 }
 
+// RawLens implements target.RawRows from the DataRow's values.
+func (r rows) RawLens(dst []int) ([]int, error) {
+	for _, v := range r.r.RawValues() {
+		if v == nil {
+			dst = append(dst, -1)
+		} else {
+			dst = append(dst, len(v))
+		}
+	}
+	return dst, nil
+}
+
 func (r rows) Err() error {
 	if err := r.r.Err(); err != nil {
 		return fmt.Errorf("postgres: query: %w", err)

@@ -8,6 +8,7 @@ package directsel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 
@@ -84,6 +85,7 @@ func SelectSQL(d target.Dialect, table, where string) string {
 type RowReader struct {
 	row  rowdata.Row
 	dest []any
+	lens []int
 }
 
 // Query runs sql with args and reads every returned row, returning the
@@ -97,6 +99,26 @@ func (r *RowReader) Query(ctx context.Context, conn target.Conn, sql string, arg
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return 0, 0, err
+	}
+	if raw, ok := rows.(target.RawRows); ok {
+		// The sizes alone: no value is looked at, so none is decoded.
+		for rows.Next() {
+			if r.lens, err = raw.RawLens(r.lens[:0]); err != nil {
+				_ = rows.Close()
+				return n, bytes, err
+			}
+			if len(r.lens) != rowdata.NumColumns {
+				_ = rows.Close()
+				return n, bytes, fmt.Errorf("read rows: %d columns, want %d", len(r.lens), rowdata.NumColumns)
+			}
+			n++
+			bytes += rowdata.RawBytes(r.lens)
+		}
+		err = rows.Err()
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		return n, bytes, err
 	}
 	for rows.Next() {
 		if err := rows.Scan(r.dest...); err != nil {

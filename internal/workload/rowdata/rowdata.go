@@ -64,6 +64,18 @@ func (r *Row) Bytes() int64 {
 	return FixedBytes + int64(len(r.Short)+len(r.Mid)+len(r.Long))
 }
 
+// RawBytes is Bytes for a row read back undecoded (target.RawRows): the
+// column lengths as sent, in Columns order. The varchars count by their
+// length, as in Bytes (their wire form is their text; NULL counts 0), the
+// other columns by their type's size.
+func RawBytes(lens []int) int64 {
+	n := int64(FixedBytes)
+	for _, l := range lens[NumColumns-3:] { // vc_short, vc_mid, vc_long
+		n += int64(max(l, 0))
+	}
+	return n
+}
+
 // Args appends the row's values in Columns order to dst.
 func (r *Row) Args(dst []any) []any {
 	return append(dst, r.ID, r.Bit, r.Tinyint, r.Smallint, r.Int, r.Bigint,
