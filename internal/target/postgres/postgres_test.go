@@ -802,3 +802,52 @@ func TestTLSInfo(t *testing.T) {
 	}
 	t.Logf("server ssl %v; sslmode=prefer: %s", sslOn, got)
 }
+
+// TestUnprivilegedUser: a user without CREATE on the database is told what
+// to grant; once granted it runs, but without the superuser's view of
+// data_directory the WAL's device is unknown, and the result says so
+// rather than leaving the device figures silently out.
+func TestUnprivilegedUser(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_nopriv")
+	ctx := testCtx(t)
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var super string
+	if err := admin.QueryRow(ctx, "SELECT current_setting('is_superuser')").Scan(&super); err != nil || super != "on" {
+		t.Skipf("the test user is not a superuser (%s, %v): it cannot make the role", super, err)
+	}
+	const role = "ceiling_test_nopriv"
+	drop := func() {
+		_, _ = admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+Schema+" CASCADE")
+		_, _ = admin.Exec(context.Background(), "DROP OWNED BY "+role)
+		_, _ = admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+	}
+	drop()
+	t.Cleanup(drop)
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN PASSWORD 'nopriv-pw-1'"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Skipf("CEILING_TEST_PG_DSN is not a URL: %v", err)
+	}
+	u.User = url.UserPassword(role, "nopriv-pw-1")
+	tg := openTarget(t, u.String(), target.DurabilityServer)
+	err = tg.Schema().CreateTable(ctx, "t", "id int")
+	if err == nil || !strings.Contains(err.Error(), `GRANT CREATE ON DATABASE "ceiling_test_nopriv" TO "ceiling_test_nopriv"`) || strings.Contains(err.Error(), "nopriv-pw-1") {
+		t.Fatalf("create without the privilege: %v; want the grant that would do, no password", err)
+	}
+	if _, err := admin.Exec(ctx, "GRANT CREATE ON DATABASE ceiling_test_nopriv TO "+role); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Schema().CreateTable(ctx, "t", "id int"); err != nil {
+		t.Fatalf("create after the grant: %v", err)
+	}
+	info := tg.Info()
+	if info.Local && (info.LogDir != "" || !strings.Contains(info.Settings["missing_evidence"], "the log device's counters (data_directory")) {
+		t.Errorf("unprivileged on a local server: LogDir %q, missing_evidence %q; want no LogDir and the device counters named", info.LogDir, info.Settings["missing_evidence"])
+	}
+}

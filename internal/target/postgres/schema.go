@@ -241,6 +241,11 @@ func ensureSchema(ctx context.Context, c *pgx.Conn) error {
 		if attempt == 0 && errors.As(err, &pgErr) && (pgErr.Code == "42P06" || pgErr.Code == "23505") {
 			continue
 		}
+		if errors.As(err, &pgErr) && pgErr.Code == "42501" {
+			// insufficient_privilege: say what would do.
+			return fmt.Errorf("postgres: create schema %s: %w (ceiling keeps its tables in schema %s: the user needs CREATE on this database, e.g. GRANT CREATE ON DATABASE %s TO %s, or a database of its own)",
+				Schema, err, Schema, pgx.Identifier{c.Config().Database}.Sanitize(), pgx.Identifier{c.Config().User}.Sanitize())
+		}
 		return fmt.Errorf("postgres: create schema %s: %w", Schema, err)
 	}
 }

@@ -149,7 +149,13 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		return nil, err
 	}
 	t.probe.blockSize = blockSize(info.Settings)
-	if m := t.probe.missing(info.Settings); m != "" {
+	m := t.probe.missing(info.Settings)
+	if info.Local && info.LogDir == "" {
+		// A local server whose WAL directory is not known: its device
+		// cannot be found, so no device figures (flushes, busy).
+		m = strings.TrimPrefix(m+", the log device's counters (data_directory, where pg_wal is, is shown only to superusers and members of pg_read_all_settings)", ", ")
+	}
+	if m != "" {
 		info.Settings["missing_evidence"] = m
 	}
 	info.Durability = target.DurabilityInfo{
