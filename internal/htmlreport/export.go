@@ -196,6 +196,7 @@ type Summary struct {
 	Workload       string                  `json:"workload"`
 	Engine         string                  `json:"engine"`
 	Durability     string                  `json:"durability"`
+	TLS            string                  `json:"tls,omitempty"` // target.tls: "off", or the protocol and cipher suite
 	Model          string                  `json:"model"`
 	Threads        int                     `json:"threads"`
 	Repeat         int                     `json:"repeat"`
@@ -232,7 +233,7 @@ func Summaries(ins []Input) []Summary {
 	out := make([]Summary, 0, len(ins))
 	for _, in := range ins {
 		r := in.Result
-		s := Summary{File: in.Path, ID: r.ID, Workload: r.Workload.Name, Engine: r.Target.Engine, Durability: string(r.Target.Durability.Mode),
+		s := Summary{File: in.Path, ID: r.ID, Workload: r.Workload.Name, Engine: r.Target.Engine, Durability: string(r.Target.Durability.Mode), TLS: r.Target.TLS,
 			Model: r.Load.Model, Threads: r.Load.Threads, Repeat: max(r.Load.Repeat, 1), Partial: r.Partial, ElapsedS: r.Summary.ElapsedS,
 			RequestsPerSec: r.Summary.RequestsPerSec, RowsPerSec: r.Summary.RowsPerSec, LatencyMs: r.Summary.LatencyMs, Errors: r.Summary.Errors,
 			Costs: r.Costs, Figures: r.Figures, RepeatStats: r.RepeatStats, Suggestions: []SummarySuggestion{}}

@@ -640,7 +640,8 @@ func rowsOf(c *Comparison) map[string]Row {
 }
 
 // TestConnectionsRow: the test definition says whether a server's
-// connections were encrypted; a result without the field (SQLite, older
+// connections were encrypted, as do the one-line description and the
+// summary of report --json; a result without the field (SQLite, older
 // results) has no such row.
 func TestConnectionsRow(t *testing.T) {
 	for tls, want := range map[string]string{
@@ -658,6 +659,9 @@ func TestConnectionsRow(t *testing.T) {
 		// protocol of encrypted connections only.
 		if d := Describe(ins[0].Result); strings.Contains(d, "encrypted (TLS 1.3)") != (tls != "" && tls != "off") {
 			t.Errorf("TLS %q: description %q", tls, d)
+		}
+		if s := Summaries(ins)[0]; s.TLS != tls {
+			t.Errorf("report --json: tls %q, want %q", s.TLS, tls)
 		}
 	}
 }
