@@ -94,8 +94,8 @@ func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	if fs.Changed("step") && f.ops > 0 {
 		errs = append(errs, errors.New("--step and --ops are exclusive: a batch step runs for a duration or a number of requests"))
 	}
-	if f.step <= 0 {
-		errs = append(errs, fmt.Errorf("--step must be positive, got %v", f.step))
+	if f.step < MinStep {
+		errs = append(errs, fmt.Errorf("--step must be at least %v (a step measures a rate over its duration), got %v", MinStep, f.step))
 	}
 	if f.warmup < 0 {
 		errs = append(errs, fmt.Errorf("--warmup must be zero or more, got %v", f.warmup))

@@ -142,8 +142,8 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 	if batchesSpec(w) != "" {
 		errs = append(errs, errors.New("--batches ramps the batch size in `ceiling run`; knee searches a rate at one --batch"))
 	}
-	if f.stepDur <= 0 {
-		errs = append(errs, fmt.Errorf("--step-duration must be positive, got %v", f.stepDur))
+	if f.stepDur < MinStep {
+		errs = append(errs, fmt.Errorf("--step-duration must be at least %v (a probe measures a rate over its duration), got %v", MinStep, f.stepDur))
 	}
 	if f.stepWarmup < 0 {
 		errs = append(errs, fmt.Errorf("--step-warmup must be zero or more, got %v", f.stepWarmup))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxRampSteps bounds a --rates spec, so a typo such as 1:100000:1 is an
@@ -128,3 +129,9 @@ func cleanRate(r float64) float64 {
 	}
 	return c
 }
+
+// MinStep is the shortest ramp step or knee probe: a step's achieved rate,
+// lateness and latency are measured over its duration, and a 1 ms step
+// (at 100/s, no request at all) reported 2030% achieved and steps with no
+// request as saturated.
+const MinStep = 100 * time.Millisecond

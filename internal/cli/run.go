@@ -255,8 +255,8 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		if rates, err = parseRates(f.rates); err != nil {
 			errs = append(errs, fmt.Errorf("--rates %s", err))
 		}
-		if f.step <= 0 {
-			errs = append(errs, fmt.Errorf("--step must be positive, got %v", f.step))
+		if f.step < MinStep {
+			errs = append(errs, fmt.Errorf("--step must be at least %v (a step measures a rate over its duration), got %v", MinStep, f.step))
 		}
 		if f.stepWarmup < 0 {
 			errs = append(errs, fmt.Errorf("--step-warmup must be zero or more, got %v", f.stepWarmup))

@@ -278,6 +278,10 @@ func TestParseBatches(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "--rate does not apply") {
 		t.Fatalf("--batches with --rate: exit %d, %q", code, stderr)
 	}
+	code, _, stderr = runCLI(t, context.Background(), "run", "bulk-load", "--db", "sqlite:"+filepath.Join(t.TempDir(), "t.db"), "--batches", "1,2", "--step", "5ms")
+	if code != 2 || !strings.Contains(stderr, "--step must be at least 100ms") {
+		t.Fatalf("--batches with a 5ms step: exit %d, %q", code, stderr)
+	}
 	code, _, stderr = runCLI(t, context.Background(), "knee", "bulk-load", "--slo", "p99<50ms", "--batches", "1,2")
 	if code != 2 || !strings.Contains(stderr, "--batches") {
 		t.Fatalf("knee with --batches: exit %d, %q", code, stderr)
