@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -41,6 +42,7 @@ type env struct {
 	getenv         func(string) string
 	isTTY          bool
 	dsnUsed        string // the DSN of the last target opened, to scrub errors
+	maxConns       string // its server's max_connections, when it has one
 }
 
 // Run runs ceiling with args (without the program name) and returns the exit code.
@@ -53,6 +55,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		msg := err.Error()
+		var ce *runner.ConnectError
+		if errors.As(err, &ce) && ce.Worker > 0 {
+			// The first workers connected, a later one could not: most
+			// often the server's connection limit.
+			limit := "the server's connection limit"
+			if e.maxConns != "" {
+				limit += " (max_connections = " + e.maxConns + ")"
+			}
+			msg += fmt.Sprintf(" — workers 0-%d had connected: -c %d plus ceiling's own sessions (2-3) may exceed %s", ce.Worker-1, ce.Workers, limit)
+		}
 		if e.dsnUsed != "" {
 			msg = target.Scrub(msg, e.dsnUsed)
 		}
@@ -223,6 +235,9 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 	e.dsnUsed = e.dsn(f)
 	opts.DSN, opts.Durability = e.dsnUsed, d
 	t, err := engines.Open(ctx, opts)
+	if err == nil {
+		e.maxConns = t.Info().Settings["max_connections"]
+	}
 	if err != nil {
 		if errors.Is(err, target.ErrBadDSN) {
 			return nil, &UsageError{Err: err}

@@ -411,3 +411,28 @@ func TestMySQLReconnect(t *testing.T) {
 		t.Fatalf("reconnects = %v, want at least 1 (errors %v)", rc, s["errors_by_class"])
 	}
 }
+
+// TestConnectionLimit: more workers than the server admits fail on one
+// line that names the server's refusal and its max_connections, and how
+// many workers had connected before.
+func TestConnectionLimit(t *testing.T) {
+	dsn := serverDSN(t, testenv.PostgresEnv)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxConns int
+	err = c.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&maxConns)
+	c.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, ctx, "run", "single-inserts", "--db", dsn, "-c", strconv.Itoa(maxConns+5), "-T", "1s", "--no-probe", "--out", t.TempDir())
+	line := strings.TrimSpace(stderr)
+	if code != ExitRun || strings.Contains(line, "\n") || !strings.Contains(line, "53300") ||
+		!strings.Contains(line, "may exceed the server's connection limit (max_connections = "+strconv.Itoa(maxConns)+")") ||
+		!strings.Contains(line, "workers 0-") {
+		t.Fatalf("-c %d: exit %d, %q", maxConns+5, code, line)
+	}
+}

@@ -252,6 +252,16 @@ type run struct {
 	procs [2]int // GOMAXPROCS before and after setupMux raised it (mux.go)
 }
 
+// ConnectError is a worker's failure to connect before the run: Worker of
+// Workers (0-based), the ones before it connected.
+type ConnectError struct {
+	Worker, Workers int
+	Err             error
+}
+
+func (e *ConnectError) Error() string { return fmt.Sprintf("worker %d: %v", e.Worker, e.Err) }
+func (e *ConnectError) Unwrap() error { return e.Err }
+
 // startWorkers connects every worker before anything is measured, so
 // connection set-up is not part of the figures.
 func (r *run) startWorkers(ctx context.Context) error {
@@ -260,7 +270,7 @@ func (r *run) startWorkers(ctx context.Context) error {
 		conn, err := r.t.Connect(ctx)
 		if err != nil {
 			r.closeWorkers()
-			return fmt.Errorf("worker %d: %w", i, err)
+			return &ConnectError{Worker: i, Workers: r.cfg.Threads, Err: err}
 		}
 		wk, err := r.w.NewWorker(ctx, r.t, conn, i)
 		if err != nil {
