@@ -36,7 +36,12 @@ func TestStatOf(t *testing.T) {
 		{"two runs", ptrs(100, 110), 105, math.Sqrt(50), 105 - 12.7062*math.Sqrt(50)/math.Sqrt(2), 105 + 12.7062*math.Sqrt(50)/math.Sqrt(2), 2},
 		{"three equal", ptrs(3, 3, 3), 3, 0, 3, 3, 3},
 		{"one run", ptrs(42), 42, -1, 0, 0, 1},
-		{"nulls left out", append(ptrs(10, 20), nil), 15, math.Sqrt(50), 15 - 12.7062*math.Sqrt(50)/math.Sqrt(2), 15 + 12.7062*math.Sqrt(50)/math.Sqrt(2), 2},
+		{"nulls left out", append(ptrs(10, 20), nil), 15, math.Sqrt(50), 0, 15 + 12.7062*math.Sqrt(50)/math.Sqrt(2), 2},
+		// Two runs far apart (TPC-C on SQLite, req/s): the interval of a
+		// quantity that cannot be negative stops at zero.
+		{"non-negative, stops at 0", ptrs(1000, 4046), 2523, math.Sqrt(2) * 1523, 0, 2523 + 12.7062*1523, 2},
+		// Values that can be negative keep the whole interval.
+		{"signed", ptrs(-10, 20), 5, math.Sqrt(450), 5 - 12.7062*15, 5 + 12.7062*15, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
