@@ -20,7 +20,7 @@ func (e *env) checkCmd() *cobra.Command {
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("%s: no consistency checks for %q; only tpcc has them", cmd.CommandPath(), args[0])
+				return usagef("%s has no consistency checks for %q; only tpcc has them", cmd.CommandPath(), args[0])
 			}
 			return nil
 		},
