@@ -237,6 +237,14 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 	t, err := engines.Open(ctx, opts)
 	if err == nil {
 		e.maxConns = t.Info().Settings["max_connections"]
+		// One ceiling per database at a time: a second one's prepare
+		// would drop the first one's tables under it.
+		if ex, ok := t.(target.Exclusive); ok {
+			if lerr := ex.LockNamespace(ctx); lerr != nil {
+				_ = closeTarget(t)
+				return nil, lerr
+			}
+		}
 	}
 	if err != nil {
 		if errors.Is(err, target.ErrBadDSN) {

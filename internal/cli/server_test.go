@@ -436,3 +436,52 @@ func TestConnectionLimit(t *testing.T) {
 		t.Fatalf("-c %d: exit %d, %q", maxConns+5, code, line)
 	}
 }
+
+// TestOneCeilingPerDatabase: while a run holds the database, a second
+// run (and a cleanup) on it stops before touching anything, on one line
+// naming the holder; the first run is not disturbed.
+func TestOneCeilingPerDatabase(t *testing.T) {
+	dsn := serverDSN(t, testenv.PostgresEnv)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	type outcome struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		code, out, errs := runCLI(t, ctx, "run", "inserts-deletes", "--db", dsn, "-T", "4s", "--rows", "200", "--no-probe", "--out", t.TempDir())
+		done <- outcome{code, out, errs}
+	}()
+	held := false
+	for deadline := time.Now().Add(20 * time.Second); !held && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid::bigint = $1 AND objid::bigint = $2)",
+			postgres.NamespaceLockKey>>32, postgres.NamespaceLockKey&0xffffffff).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !held {
+		t.Fatal("the first run never took the namespace lock")
+	}
+	for _, args := range [][]string{
+		{"run", "inserts-deletes", "--db", dsn, "-T", "1s", "--no-probe", "--out", t.TempDir()},
+		{"cleanup", "inserts-deletes", "--db", dsn},
+	} {
+		code, _, stderr := runCLI(t, ctx, args...)
+		line := strings.TrimSpace(stderr)
+		if code != ExitRun || strings.Contains(line, "\n") || !strings.Contains(line, "another ceiling is using this database (backend pid ") {
+			t.Errorf("%s while a run holds the database: exit %d, %q", args[0], code, line)
+		}
+	}
+	first := <-done
+	if first.code != 0 || !strings.Contains(first.stdout, "== inserts-deletes") {
+		t.Fatalf("the first run: exit %d\n%s\n%s", first.code, first.stdout, first.stderr)
+	}
+	if strings.Contains(first.stdout, "other work on the server") {
+		t.Errorf("the first run saw other work: the second one touched the server\n%s", first.stdout)
+	}
+}

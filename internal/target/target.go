@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"syscall"
 	"time"
 
@@ -194,6 +195,29 @@ type Rows interface {
 	Scan(dest ...any) error
 	Err() error
 	Close() error
+}
+
+// Exclusive is implemented by the server targets. LockNamespace takes a
+// lock on ceiling's namespace in the target's database, held by the
+// target's admin session until Close: a second ceiling on the same database
+// fails with ErrNamespaceBusy instead of dropping and reloading the tables
+// of the first one's run under it (which made the first one's deletes miss
+// their rows, silently).
+type Exclusive interface {
+	LockNamespace(ctx context.Context) error
+}
+
+// ErrNamespaceBusy is LockNamespace's error when another ceiling holds the
+// lock.
+var ErrNamespaceBusy = errors.New("another ceiling is using this database")
+
+// NamespaceBusy is the one-line error of a namespace lock another ceiling
+// holds; holder describes it ("" when unknown).
+func NamespaceBusy(holder string) error {
+	if holder != "" {
+		holder = " (" + holder + ")"
+	}
+	return fmt.Errorf("%w%s: two runs on one database would drop and reload each other's tables and mix into each other's server counters; wait for it to finish, or use another database", ErrNamespaceBusy, holder)
 }
 
 // RawRows is implemented by the Rows of a target that can give the current

@@ -1,0 +1,51 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// LockNamespace implements target.Exclusive with a named lock (GET_LOCK)
+// on the admin session, released when it ends (Close, or a lost session).
+// Named locks are server-wide: the name carries the database, so runs on
+// two databases of one server do not exclude each other.
+func (t *myTarget) LockNamespace(ctx context.Context) error {
+	return t.withAdmin(ctx, func(c *sql.Conn) error {
+		var db sql.NullString
+		if err := c.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db); err != nil {
+			return fmt.Errorf("mysql: lock ceiling's namespace: %w", err)
+		}
+		name := "ceiling." + db.String
+		if len(name) > 64 { // the longest lock name
+			name = name[:64]
+		}
+		var got sql.NullInt64
+		if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil {
+			return fmt.Errorf("mysql: lock ceiling's namespace: %w", err)
+		}
+		if got.Valid && got.Int64 == 1 {
+			return nil
+		}
+		return target.NamespaceBusy(lockHolder(ctx, c, name))
+	})
+}
+
+// lockHolder describes the session holding the lock name, or "" when it
+// cannot be told.
+func lockHolder(ctx context.Context, c *sql.Conn, name string) string {
+	var id sql.NullInt64
+	if err := c.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", name).Scan(&id); err != nil || !id.Valid {
+		return ""
+	}
+	s := fmt.Sprintf("connection %d", id.Int64)
+	var host sql.NullString
+	if c.QueryRowContext(ctx, "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?", id.Int64).Scan(&host) == nil && host.Valid {
+		s += " from " + host.String
+	}
+	return s
+}
+
+var _ target.Exclusive = (*myTarget)(nil)

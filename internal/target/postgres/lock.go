@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// NamespaceLockKey is the advisory lock of ceiling's namespace ("ceiling"
+// in ASCII). PostgreSQL's advisory locks belong to a database, so runs on
+// two databases of one server do not exclude each other.
+const NamespaceLockKey int64 = 0x6365696c696e67
+
+// LockNamespace implements target.Exclusive with a session advisory lock
+// on the admin session, released when it ends (Close, or a lost session).
+func (t *pgTarget) LockNamespace(ctx context.Context) error {
+	return t.withAdmin(ctx, func(c *pgx.Conn) error {
+		var ok bool
+		if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", NamespaceLockKey).Scan(&ok); err != nil {
+			return fmt.Errorf("postgres: lock ceiling's namespace: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		return target.NamespaceBusy(lockHolder(ctx, c))
+	})
+}
+
+// lockHolder describes the session holding the namespace lock, or "" when
+// it cannot be seen (another user's session, without pg_read_all_stats).
+func lockHolder(ctx context.Context, c *pgx.Conn) string {
+	var (
+		pid       int32
+		from, app *string
+		since     *time.Time
+	)
+	err := c.QueryRow(ctx, `
+		SELECT a.pid, host(a.client_addr), a.application_name, a.backend_start
+		FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+		  AND l.classid::bigint = $1 AND l.objid::bigint = $2
+		  AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())`,
+		NamespaceLockKey>>32, NamespaceLockKey&0xffffffff).Scan(&pid, &from, &app, &since)
+	if err != nil {
+		return ""
+	}
+	s := fmt.Sprintf("backend pid %d", pid)
+	if app != nil && *app != "" {
+		s += ", " + *app
+	}
+	if from != nil {
+		s += " from " + *from
+	} else {
+		s += " on a local socket"
+	}
+	if since != nil {
+		s += ", connected " + since.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return s
+}
+
+var _ target.Exclusive = (*pgTarget)(nil)
