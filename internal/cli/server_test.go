@@ -244,16 +244,24 @@ func TestMySQLDurabilityRestoredAfterInterrupt(t *testing.T) {
 	}
 }
 
+// pgSession opens a plain PostgreSQL session on dsn for a test's own
+// queries, closed when the test ends.
+func pgSession(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
 // TestPostgresReconnect terminates the workers' sessions mid-run: the run
 // must count the lost connections, reconnect and go on.
 func TestPostgresReconnect(t *testing.T) {
 	dsn := serverDSN(t, testenv.PostgresEnv)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	admin := pgSession(t, dsn)
 	killed := make(chan int64, 1)
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
@@ -418,14 +426,8 @@ func TestMySQLReconnect(t *testing.T) {
 func TestConnectionLimit(t *testing.T) {
 	dsn := serverDSN(t, testenv.PostgresEnv)
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var maxConns int
-	err = c.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&maxConns)
-	c.Close(ctx)
-	if err != nil {
+	if err := pgSession(t, dsn).QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&maxConns); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr := runCLI(t, ctx, "run", "single-inserts", "--db", dsn, "-c", strconv.Itoa(maxConns+5), "-T", "1s", "--no-probe", "--out", t.TempDir())
@@ -443,11 +445,7 @@ func TestConnectionLimit(t *testing.T) {
 func TestOneCeilingPerDatabase(t *testing.T) {
 	dsn := serverDSN(t, testenv.PostgresEnv)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	admin := pgSession(t, dsn)
 	type outcome struct {
 		code           int
 		stdout, stderr string

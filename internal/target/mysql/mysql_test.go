@@ -696,25 +696,6 @@ func TestSamplerReconnects(t *testing.T) {
 // ceiling's namespace while the first holds it (named in the error), and
 // can once the first is closed.
 func TestLockNamespace(t *testing.T) {
-	ctx := testCtx(t)
 	dsn := testDSN(t)
-	first, err := Open(ctx, target.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close(context.Background())
-	if err := first.(target.Exclusive).LockNamespace(ctx); err != nil {
-		t.Fatalf("first lock: %v", err)
-	}
-	second := openTarget(t, dsn, target.DurabilityServer)
-	err = second.(target.Exclusive).LockNamespace(ctx)
-	if !errors.Is(err, target.ErrNamespaceBusy) || !strings.Contains(err.Error(), "(connection ") {
-		t.Fatalf("second lock while the first holds it: %v; want ErrNamespaceBusy naming the holder", err)
-	}
-	if err := first.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.(target.Exclusive).LockNamespace(ctx); err != nil {
-		t.Fatalf("after the first closed: %v", err)
-	}
+	testenv.CheckNamespaceLock(t, func() target.Target { return openTarget(t, dsn, target.DurabilityServer) }, "(connection ")
 }

@@ -861,29 +861,10 @@ func TestUnprivilegedUser(t *testing.T) {
 // once the first is closed, and a target on another database is not
 // excluded.
 func TestLockNamespace(t *testing.T) {
-	ctx := testCtx(t)
 	dsn := testDB(t, "ceiling_test_pg")
-	first, err := Open(ctx, target.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close(context.Background())
-	if err := first.(target.Exclusive).LockNamespace(ctx); err != nil {
-		t.Fatalf("first lock: %v", err)
-	}
-	second := openTarget(t, dsn, target.DurabilityServer)
-	err = second.(target.Exclusive).LockNamespace(ctx)
-	if !errors.Is(err, target.ErrNamespaceBusy) || !strings.Contains(err.Error(), "(backend pid ") {
-		t.Fatalf("second lock while the first holds it: %v; want ErrNamespaceBusy naming the holder", err)
-	}
-	other := openTarget(t, testDB(t, "ceiling_test_pg_other"), target.DurabilityServer)
-	if err := other.(target.Exclusive).LockNamespace(ctx); err != nil {
-		t.Fatalf("another database: %v", err)
-	}
-	if err := first.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.(target.Exclusive).LockNamespace(ctx); err != nil {
-		t.Fatalf("after the first closed: %v", err)
+	held := openTarget(t, dsn, target.DurabilityServer)
+	testenv.CheckNamespaceLock(t, func() target.Target { return openTarget(t, testDB(t, "ceiling_test_pg_other"), target.DurabilityServer) }, "(backend pid ")
+	if err := held.(target.Exclusive).LockNamespace(testCtx(t)); err != nil {
+		t.Fatalf("ceiling_test_pg while ceiling_test_pg_other is held: %v", err)
 	}
 }
