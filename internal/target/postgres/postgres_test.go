@@ -863,7 +863,9 @@ func TestUnprivilegedUser(t *testing.T) {
 func TestLockNamespace(t *testing.T) {
 	dsn := testDB(t, "ceiling_test_pg")
 	held := openTarget(t, dsn, target.DurabilityServer)
-	testenv.CheckNamespaceLock(t, func() target.Target { return openTarget(t, testDB(t, "ceiling_test_pg_other"), target.DurabilityServer) }, "(backend pid ")
+	testenv.CheckNamespaceLock(t, func() target.Target {
+		return openTarget(t, testDB(t, "ceiling_test_pg_other"), target.DurabilityServer)
+	}, "(backend pid ")
 	if err := held.(target.Exclusive).LockNamespace(testCtx(t)); err != nil {
 		t.Fatalf("ceiling_test_pg while ceiling_test_pg_other is held: %v", err)
 	}
