@@ -71,7 +71,8 @@ func (s *spread) check(i int) int {
 }
 
 // move pins the calling thread to a free core, which migrates it there at
-// once, then gives it back every core.
+// once, then gives it back every core. It reports whether the thread was
+// seen on that core.
 func (s *spread) move(i, from int) bool {
 	for c := 0; c < len(s.allowed)*64; c++ {
 		if c == from || !s.allowed.IsSet(c) || s.seen(c) {
@@ -82,7 +83,13 @@ func (s *spread) move(i, from int) bool {
 		if unix.SchedSetaffinity(0, &one) != nil {
 			return false
 		}
+		// The pin migrates the thread before the call returns; a thread
+		// not on c now did not move (and is not recorded as moved).
+		moved := getcpu() == c
 		_ = unix.SchedSetaffinity(0, &s.allowed)
+		if !moved {
+			return false
+		}
 		s.cpus[i].Store(int32(c))
 		return true
 	}

@@ -55,27 +55,28 @@ func TestSpreadMovesTheLaterGroupOffASharedCore(t *testing.T) {
 	if got := s.cpus[0].Load(); int(got) != c {
 		t.Fatalf("group 0 recorded on core %d, want %d", got, c)
 	}
-	// Group 1 on the same core moves, and keeps every core allowed.
+	// Group 1 on the same core moves, is recorded on the core it moved
+	// to, and keeps every core allowed. Where it runs right after is not
+	// asserted: with every core allowed again the scheduler may put it
+	// back at once (seen under the race detector in CI: "group 1 runs on
+	// core 0 after moving off 0").
 	type after struct {
-		left, cpu int
-		mask      unix.CPUSet
+		left int
+		mask unix.CPUSet
 	}
 	a := onCore(t, c, func() after {
 		left := s.check(1)
 		var m unix.CPUSet
 		_ = unix.SchedGetaffinity(0, &m)
-		return after{left, getcpu(), m}
+		return after{left, m}
 	})
 	if a.left != c {
 		t.Fatalf("group 1 on group 0's core %d: check returned %d, want %d (moved)", c, a.left, c)
 	}
-	if a.cpu == c || !s.allowed.IsSet(a.cpu) {
-		t.Fatalf("group 1 runs on core %d after moving off %d", a.cpu, c)
+	if got := int(s.cpus[1].Load()); got == c || !s.allowed.IsSet(got) {
+		t.Fatalf("group 1 recorded on core %d after moving off %d, want another allowed core", got, c)
 	}
 	if a.mask != s.allowed {
 		t.Fatalf("group 1's thread left pinned: mask %v, want every allowed core %v", a.mask, s.allowed)
-	}
-	if got := s.cpus[1].Load(); int(got) != a.cpu {
-		t.Fatalf("group 1 recorded on core %d, runs on %d", got, a.cpu)
 	}
 }
