@@ -217,7 +217,7 @@ func NamespaceBusy(holder string) error {
 	if holder != "" {
 		holder = " (" + holder + ")"
 	}
-	return fmt.Errorf("%w%s: two runs on one database would drop and reload each other's tables and mix into each other's server counters; wait for it to finish, or use another database", ErrNamespaceBusy, holder)
+	return fmt.Errorf("%w%s: two runs on one database would drop and reload each other's tables and count each other's work; wait for it to finish, or use another database", ErrNamespaceBusy, holder)
 }
 
 // RawRows is implemented by the Rows of a target that can give the current

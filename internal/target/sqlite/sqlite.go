@@ -56,6 +56,7 @@ type Target struct {
 
 	mu     sync.Mutex
 	schema *schema
+	lock   *os.File // LockNamespace's lock file, held until Close
 
 	// busyNs is the time the target's connections waited for a lock held
 	// by another connection (busyWait): SQLite's single write lock above
@@ -267,4 +268,7 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 
 // Close implements target.Target. SQLite's synchronous setting is per
 // connection, so there is nothing to restore on the server side.
-func (t *Target) Close(context.Context) error { return nil }
+func (t *Target) Close(context.Context) error {
+	t.unlock()
+	return nil
+}

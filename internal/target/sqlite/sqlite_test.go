@@ -3,13 +3,16 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 func TestParseDSN(t *testing.T) {
@@ -252,5 +255,23 @@ func TestBusyWaitCountsAsLockWait(t *testing.T) {
 		if busy < min || waited < busy-0.01 {
 			t.Errorf("%s: busy wait %.1f ms, lock wait %.1f ms; want at least %.0f ms in both", tc.name, busy, waited, min)
 		}
+	}
+}
+
+// TestLockNamespace: two ceilings on one database file exclude each other
+// (the error names the holding process), one on another file does not.
+func TestLockNamespace(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
+	openOne := func() target.Target {
+		tg, err := Open(context.Background(), target.Options{DSN: dsn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tg.Close(context.Background()) })
+		return tg
+	}
+	testenv.CheckNamespaceLock(t, openOne, "(process "+strconv.Itoa(os.Getpid())+" on this host)")
+	if err := open(t, target.DurabilityServer).LockNamespace(context.Background()); err != nil {
+		t.Fatalf("another file while this one is held: %v", err)
 	}
 }

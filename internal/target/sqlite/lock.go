@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// lockPath is the lock file of the database at path: in the temporary
+// directory, named after the path, so that nothing is written next to
+// the user's database. Two ceilings on one host meet there; a database on
+// a network file system used from two hosts is not covered.
+func lockPath(path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return filepath.Join(os.TempDir(), "ceiling-sqlite-"+hex.EncodeToString(sum[:8])+".lock")
+}
+
+// LockNamespace implements target.Exclusive with an flock on the
+// database's lock file, held until Close (or the process ends). It is
+// best effort: a lock file this user may not open (another user's) is
+// passed over.
+func (t *Target) LockNamespace(context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lock != nil {
+		return nil
+	}
+	f, err := os.OpenFile(lockPath(t.path), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder := ""
+		if b, rerr := os.ReadFile(f.Name()); rerr == nil {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
+				holder = "process " + strconv.Itoa(pid) + " on this host"
+			}
+		}
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return target.NamespaceBusy(holder)
+		}
+		return nil
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	t.lock = f
+	return nil
+}
+
+// unlock releases the lock of LockNamespace.
+func (t *Target) unlock() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lock != nil {
+		_ = t.lock.Close()
+		t.lock = nil
+	}
+}
+
+var _ target.Exclusive = (*Target)(nil)
