@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -37,7 +35,7 @@ func (t *Target) LockNamespace(context.Context) error {
 	if err != nil {
 		return nil
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if busy, err := tryLock(f); busy || err != nil {
 		holder := ""
 		if b, rerr := os.ReadFile(f.Name()); rerr == nil {
 			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
@@ -45,7 +43,7 @@ func (t *Target) LockNamespace(context.Context) error {
 			}
 		}
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if busy {
 			return target.NamespaceBusy(holder)
 		}
 		return nil
