@@ -57,7 +57,7 @@ type Cell struct {
 type Check struct {
 	From, To  int // From's verdict suggested it; To applied it
 	Action    string
-	Predicted float64
+	Predicted float64  // 0: the suggestion came without a predicted gain
 	Measured  *float64 // To's req/s ÷ From's; nil when not measured
 	Applied   string   // what differs, e.g. "durability full → relaxed"
 }
@@ -65,11 +65,18 @@ type Check struct {
 // Text is the one-line statement of the check, e.g. "predicted ×8.2
 // (--durability relaxed), measured ×6.9 — within a factor of 2".
 func (c Check) Text() string {
-	s := fmt.Sprintf("%s → %s (%s): predicted %s by %s's verdict (try %s), measured ", Label(c.From), Label(c.To), c.Applied, gain(c.Predicted), Label(c.From), c.Action)
+	pred := "predicted " + gain(c.Predicted)
+	if c.Predicted <= 0 {
+		pred = "no gain predicted"
+	}
+	s := fmt.Sprintf("%s → %s (%s): %s by %s's verdict (try %s), measured ", Label(c.From), Label(c.To), c.Applied, pred, Label(c.From), c.Action)
 	if c.Measured == nil {
 		return s + "n/a"
 	}
-	s += gain(*c.Measured) + " (req/s " + Label(c.To) + " ÷ " + Label(c.From) + ") — " + c.Agreement()
+	s += gain(*c.Measured) + " (req/s " + Label(c.To) + " ÷ " + Label(c.From) + ")"
+	if c.Predicted > 0 {
+		s += " — " + c.Agreement()
+	}
 	return s
 }
 
@@ -301,14 +308,14 @@ func checks(ins []Input) []Check {
 				continue
 			}
 			for _, s := range from.Verdict.Suggestions {
-				if s.PredictedGain == nil {
-					continue
-				}
 				applied := appliedChange(s, from, to)
 				if applied == "" {
 					continue
 				}
-				ch := Check{From: pair[0], To: pair[1], Action: s.Action, Predicted: *s.PredictedGain, Applied: applied}
+				ch := Check{From: pair[0], To: pair[1], Action: s.Action, Applied: applied}
+				if s.PredictedGain != nil {
+					ch.Predicted = *s.PredictedGain
+				}
 				if from.Summary.RequestsPerSec > 0 && to.Summary.ElapsedS > 0 {
 					ch.Measured = f64(reqPerSec(to) / reqPerSec(from))
 				}
@@ -329,7 +336,8 @@ func reqPerSec(r *report.Result) float64 {
 
 // appliedChange says what to changed that suggestion s (of from's verdict)
 // asked for, or "" when to did not apply it (or it cannot tell): relaxed
-// durability, or batching (a batch-size parameter grew).
+// durability, batching (a batch-size parameter grew), or connections
+// without TLS.
 func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 	if from.Workload.Name != to.Workload.Name {
 		return ""
@@ -340,6 +348,11 @@ func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 		fm, tm := from.Target.Durability.Mode, to.Target.Durability.Mode
 		if tm == target.DurabilityRelaxed && fm != tm {
 			return fmt.Sprintf("durability %s → %s", fm, tm)
+		}
+	case strings.HasPrefix(a, "unencrypted connections"):
+		// Suggested without a predicted gain: the pair measures it.
+		if from.Target.TLS != "" && from.Target.TLS != target.TLSOff && to.Target.TLS == target.TLSOff {
+			return "connections " + strings.SplitN(from.Target.TLS, ",", 2)[0] + " → unencrypted"
 		}
 	case strings.HasPrefix(a, "batch"):
 		for _, k := range sortedKeys(to.Workload.Params) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/report"
 )
 
@@ -663,5 +664,29 @@ func TestConnectionsRow(t *testing.T) {
 		if s := Summaries(ins)[0]; s.TLS != tls {
 			t.Errorf("report --json: tls %q, want %q", s.TLS, tls)
 		}
+	}
+}
+
+// TestCompareTLSCheck: a verdict's "unencrypted connections" suggestion
+// carries no predicted gain; a result without TLS next to it is the
+// measurement, shown as such without an agreement.
+func TestCompareTLSCheck(t *testing.T) {
+	ins := load(t, fxPG, fxPG)
+	a, b := ins[0].Result, ins[1].Result
+	a.Target.TLS, b.Target.TLS = "TLS 1.3, TLS_AES_256_GCM_SHA384", "off"
+	a.Verdict.Suggestions = append(a.Verdict.Suggestions, diagnose.Suggestion{Action: "unencrypted connections where the network is trusted (sslmode=disable in the DSN): TLS costs CPU on both sides"})
+	b.Summary.RequestsPerSec = a.Summary.RequestsPerSec * 1.3
+	c := Compare(ins)
+	if len(c.Checks) != 1 {
+		t.Fatalf("%d checks, want the TLS one: %+v", len(c.Checks), c.Checks)
+	}
+	got := c.Checks[0].Text()
+	if !strings.HasPrefix(got, "A → B (connections TLS 1.3 → unencrypted): no gain predicted by A's verdict") || !strings.HasSuffix(got, "measured ×1.30 (req/s B ÷ A)") {
+		t.Errorf("check %q", got)
+	}
+	// Both encrypted: nothing was applied.
+	b.Target.TLS = a.Target.TLS
+	if c := Compare(ins); len(c.Checks) != 0 {
+		t.Errorf("both encrypted: checks %+v", c.Checks)
 	}
 }
