@@ -356,6 +356,10 @@ func topFigures(f Figures) []string {
 			out = append(out, fmt.Sprintf("ceiling with the embedded engine: CPU %.0f%% of the cores", 100**b))
 		} else if server, client, _, ok := hostSplit(f); ok && cpuWhose(f, *b) == "server host's" {
 			out = append(out, fmt.Sprintf("the server host's cores %.0f%% busy (the server's processes %.0f%%, ceiling %.0f%%)", 100**b, 100*server, 100*client))
+		} else if cpuWhose(f, *b) == "server host's" {
+			// The host's figure alone (the server's processes not
+			// measured, e.g. after a restart changed its pid).
+			out = append(out, fmt.Sprintf("the server host's cores %.0f%% busy", 100**b))
 		} else {
 			out = append(out, fmt.Sprintf("server CPU %.0f%% of the cores", 100**b))
 		}

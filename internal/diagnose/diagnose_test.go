@@ -991,3 +991,15 @@ func TestCPUOverTLS(t *testing.T) {
 		t.Errorf("client over TLS: matched %v %q %+v", cl.Matched, cl.Evidence, cl.Suggestions)
 	}
 }
+
+// TestNoneHostOnlyCPU: where only the host's CPU was measured (the
+// server's processes not: a restart changed its pid), a "none" verdict
+// names the figure as the host's, not as the server's CPU. Figures of a
+// real run: MariaDB restarted mid-run, host 35% busy.
+func TestNoneHostOnlyCPU(t *testing.T) {
+	v := Diagnose(Figures{HostBusy: p(0.352), Cores: p(2), ClientCPUPct: p(6), RequestsPerSec: p(3105), Threads: 2, MeanLatencyMs: p(0.386)})
+	ev := strings.Join(v.Evidence, "|")
+	if v.Bottleneck != None || !strings.Contains(ev, "the server host's cores 35% busy") || strings.Contains(ev, "server CPU") {
+		t.Errorf("%s %q", v.Bottleneck, ev)
+	}
+}

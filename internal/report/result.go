@@ -272,6 +272,9 @@ type Evidence struct {
 	Counters map[string]float64 `json:"counters"`
 	PerSec   map[string]float64 `json:"per_sec"`
 	Error    string             `json:"error,omitempty"`
+	// ServerRestarted: the server's counters went back within the period
+	// (a restart), so only the host's counters are in Counters.
+	ServerRestarted bool `json:"server_restarted,omitempty"`
 }
 
 // Client is the load generator's own resource use.
@@ -467,6 +470,9 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	}
 	res.Summary = s
 
+	if n := res.Target.Durability.Note; n != "" {
+		res.Notes = append(res.Notes, "durability: "+n)
+	}
 	if r.Evidence != nil {
 		ev := &Evidence{Seconds: r.Evidence.Seconds, Counters: r.Evidence.Counters, PerSec: map[string]float64{}}
 		for k, v := range ev.Counters {
@@ -475,6 +481,10 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 			}
 		}
 		ev.Error = r.SampleErr
+		ev.ServerRestarted = r.Evidence.Restarted
+		if ev.ServerRestarted {
+			res.Notes = append(res.Notes, "the server's counters went back during the run (a restart?): no delta of them is known across it, so the server's figures over the run (per-request costs, log and data rates, commits) are n/a; the host's and the log device's stay, and the intervals before and after the restart have their own")
+		}
 		res.Evidence = ev
 		res.Costs = costsOf(ev.Counters, tot.Requests)
 		if res.Target.LogDevice != nil {

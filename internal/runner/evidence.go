@@ -1,12 +1,56 @@
 package runner
 
-import "github.com/ceiling-db/ceiling/internal/target"
+import (
+	"strings"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
 
 // Evidence is the change in the server's counters over a period.
 type Evidence struct {
 	Seconds  float64
 	Counters map[string]float64 // deltas; a counter the server lacks is absent
 	Files    []target.FileStat  // per-file deltas
+	// Restarted says the server's cumulative counters went back within
+	// the period (a restart starts them from zero again): the server's
+	// counters are left out, as no delta of them is known; those ceiling
+	// reads from this host's kernel (hostSide) stay.
+	Restarted bool
+}
+
+// restartCounters are cumulative server counters that only a restart (or
+// a statistics reset) makes go back.
+var restartCounters = []string{target.CtrLogBytes, target.CtrLogWrites, target.CtrLogSyncs, target.CtrDataReads,
+	target.CtrDataWrites, target.CtrDataSyncs, target.CtrCommits, target.CtrCacheReads}
+
+// restarted says whether the server's counters went back from a to b.
+func restarted(a, b *target.Sample) bool {
+	for _, k := range restartCounters {
+		av, ok1 := a.Counters[k]
+		bv, ok2 := b.Counters[k]
+		if ok1 && ok2 && bv < av {
+			return true
+		}
+	}
+	return false
+}
+
+// hostSide says whether counter k is read from this host's kernel (host
+// CPU, the log device), not from the server, so a server restart leaves
+// it running.
+func hostSide(k string) bool {
+	return strings.HasPrefix(k, "host_") || strings.HasPrefix(k, "log_dev_")
+}
+
+// dropServer leaves the server's counters out of e: a restart within its
+// period.
+func (e *Evidence) dropServer() {
+	for k := range e.Counters {
+		if !hostSide(k) {
+			delete(e.Counters, k)
+		}
+	}
+	e.Restarted = true
 }
 
 // Delta returns b - a. Counters present in only one sample are left out.
@@ -41,13 +85,20 @@ func Delta(a, b *target.Sample) *Evidence {
 	return e
 }
 
-// Add accumulates o into e (used to total intervals).
+// Add accumulates o into e (used to total intervals). A total with a
+// restarted part keeps only the host's counters.
 func (e *Evidence) Add(o *Evidence) {
 	e.Seconds += o.Seconds
 	if e.Counters == nil {
 		e.Counters = map[string]float64{}
 	}
+	if o.Restarted && !e.Restarted {
+		e.dropServer()
+	}
 	for k, v := range o.Counters {
+		if e.Restarted && !hostSide(k) {
+			continue
+		}
 		if target.IsLevel(k) {
 			e.Counters[k] = v
 		} else {

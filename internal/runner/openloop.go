@@ -406,7 +406,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 			st.Achieved = float64(st.Completed) / sec
 		}
 		if startSample != nil && sr.prev != nil && sr.prev != startSample {
-			st.Evidence = Delta(startSample, sr.prev)
+			st.Evidence = sr.delta(startSample, sr.prev)
 		}
 		if c := processCPU(); c >= 0 && cpuStart >= 0 {
 			st.ClientCPUSeconds = c - cpuStart
@@ -566,7 +566,7 @@ func (r *run) settleLastStep(ctx context.Context, sr *series, res *Result, start
 		return
 	}
 	last := &res.Steps[len(res.Steps)-1]
-	ev := Delta(start, cur)
+	ev := sr.delta(start, cur)
 	if last.Evidence != nil {
 		ev.Seconds = last.Evidence.Seconds
 	}

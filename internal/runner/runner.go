@@ -452,7 +452,7 @@ loop:
 	res.Total = total
 	res.Partial = interrupted || ctx.Err() != nil
 	if startSample != nil && sr.prev != nil && sr.prev != startSample {
-		res.Evidence = Delta(startSample, sr.prev)
+		res.Evidence = sr.delta(startSample, sr.prev)
 	}
 	if c := processCPU(); c >= 0 && cpuStart >= 0 {
 		res.ClientCPUSeconds = c - cpuStart
@@ -497,10 +497,24 @@ type series struct {
 	prev    *target.Sample // latest successful sample
 	cpuPrev float64
 	step    int // stamped on each Interval
+	// epoch counts the server restarts seen up to each sample (its
+	// counters went back since the sample before it): a delta across a
+	// restart has no server counters (delta).
+	epoch map[*target.Sample]int
+}
+
+// delta is Delta(a, b), without the server's counters when the server
+// restarted between the two samples.
+func (sr *series) delta(a, b *target.Sample) *Evidence {
+	e := Delta(a, b)
+	if sr.epoch[a] != sr.epoch[b] {
+		e.dropServer()
+	}
+	return e
 }
 
 func (r *run) newSeries(ctx context.Context, res *Result, begin time.Time) *series {
-	sr := &series{r: r, ctx: ctx, res: res, begin: begin, cpuPrev: processCPU()}
+	sr := &series{r: r, ctx: ctx, res: res, begin: begin, cpuPrev: processCPU(), epoch: map[*target.Sample]int{}}
 	sr.prev = sr.sample()
 	return sr
 }
@@ -518,7 +532,14 @@ func (sr *series) sample() *target.Sample {
 		}
 		return nil
 	}
-	return &s
+	cur := &s
+	if sr.prev != nil {
+		sr.epoch[cur] = sr.epoch[sr.prev]
+		if restarted(sr.prev, cur) {
+			sr.epoch[cur]++
+		}
+	}
+	return cur
 }
 
 // tick closes the interval that began at lastEnd (since begin).
@@ -526,7 +547,7 @@ func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 	iv := Interval{Start: lastEnd, End: time.Since(sr.begin), Warmup: warm, Step: sr.step, Snap: sr.r.reg.Tick(), ClientCPU: -1}
 	cur := sr.sample()
 	if sr.prev != nil && cur != nil {
-		iv.Evidence = Delta(sr.prev, cur)
+		iv.Evidence = sr.delta(sr.prev, cur)
 	}
 	if cur != nil {
 		sr.prev = cur

@@ -247,3 +247,62 @@ func BenchmarkClosedLoopOverhead(b *testing.B) {
 		b.Fatalf("requests %d, want %d", got, b.N)
 	}
 }
+
+// restartTarget's server counters start again from zero at its fifth
+// sample, as after a server restart; the log device's counter (host side)
+// runs on.
+type restartTarget struct {
+	fakeTarget
+}
+
+func (r *restartTarget) Sample(context.Context) (target.Sample, error) {
+	n := r.samples.Add(1)
+	commits := n * 100
+	if n >= 5 {
+		commits = (n - 4) * 7
+	}
+	return target.Sample{At: time.Now(), Counters: map[string]float64{target.CtrCommits: float64(commits), target.CtrLogBytes: float64(commits * 50), target.CtrLogDevFlushes: float64(n * 3)}}, nil
+}
+
+// TestServerRestartDropsServerCounters: across a restart no delta of the
+// server's counters is known (they went back): the interval and the run
+// that span it have none (never a negative one), keep the host's, and say
+// they restarted; intervals on either side keep theirs.
+func TestServerRestartDropsServerCounters(t *testing.T) {
+	for _, cfg := range []Config{
+		{Threads: 1, Duration: 400 * time.Millisecond, Interval: 50 * time.Millisecond},
+		{Threads: 1, Steps: []Step{{Rate: 200, Duration: 200 * time.Millisecond}, {Rate: 400, Duration: 200 * time.Millisecond}}, Interval: 50 * time.Millisecond},
+	} {
+		res, err := Run(context.Background(), cfg, &restartTarget{}, &fakeWorkload{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		restarted, whole := 0, 0
+		for _, iv := range res.Intervals {
+			if iv.Evidence == nil {
+				continue
+			}
+			if v, ok := iv.Evidence.Counters[target.CtrCommits]; ok && v < 0 {
+				t.Fatalf("interval %v: commits %v", iv.End, v)
+			}
+			if iv.Evidence.Restarted {
+				restarted++
+				if _, ok := iv.Evidence.Counters[target.CtrCommits]; ok || iv.Evidence.Counters[target.CtrLogDevFlushes] != 3 {
+					t.Errorf("restarted interval keeps %v, want the log device's flushes (3) alone", iv.Evidence.Counters)
+				}
+			} else if iv.Evidence.Counters[target.CtrCommits] > 0 {
+				whole++
+			}
+		}
+		if restarted != 1 || whole == 0 {
+			t.Fatalf("%d intervals across the restart (want 1), %d with their commits", restarted, whole)
+		}
+		ev := res.Evidence
+		if ev == nil || !ev.Restarted || ev.Counters[target.CtrLogBytes] != 0 || ev.Counters[target.CtrLogDevFlushes] <= 0 {
+			t.Fatalf("run evidence %+v: want restarted, no log bytes, the device's flushes", ev)
+		}
+		if _, ok := ev.Counters[target.CtrCommits]; ok {
+			t.Fatalf("run evidence keeps commits %v across the restart", ev.Counters[target.CtrCommits])
+		}
+	}
+}

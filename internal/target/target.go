@@ -137,6 +137,10 @@ type DurabilityInfo struct {
 	Before  string     `json:"before"`
 	During  string     `json:"during"`
 	After   string     `json:"after"`
+	// Note tells what happened to the setting during the run, when
+	// something did (a restarted server came back with its configured
+	// value, and ceiling set its own again).
+	Note string `json:"note,omitempty"`
 }
 
 // Conn is one worker's connection. It is used by one goroutine at a time.

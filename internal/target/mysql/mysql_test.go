@@ -699,3 +699,57 @@ func TestLockNamespace(t *testing.T) {
 	dsn := testDSN(t)
 	testenv.CheckNamespaceLock(t, func() target.Target { return openTarget(t, dsn, target.DurabilityServer) }, "(connection ")
 }
+
+// TestDurabilityAfterRestart: a server restart resets the global
+// durability setting to its configured value. Seen as a lost sampler
+// session, the target puts its own back and says so in the durability's
+// note; Close still restores the value from before. (A restart is played
+// by resetting the setting by hand and killing the sampler's session.)
+func TestDurabilityAfterRestart(t *testing.T) {
+	db := raw(t)
+	before := globalFlush(t, db)
+	mode, during, other := target.DurabilityRelaxed, "2", "1"
+	if before == "2" {
+		mode, during, other = target.DurabilityFull, "1", "2"
+	}
+	ctx := testCtx(t)
+	tg, err := Open(ctx, target.Options{DSN: testDSN(t), Durability: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(context.Background())
+	my := tg.(*myTarget)
+	if _, err := my.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := my.sampler.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "SET GLOBAL innodb_flush_log_at_trx_commit = "+other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "KILL "+strconv.FormatInt(id, 10)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ { // the first may only find its session gone
+		if _, err = my.Sample(ctx); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("sample after the lost session: %v", err)
+	}
+	if got := globalFlush(t, db); got != during {
+		t.Errorf("after the reset: global %s, want ceiling's %s again", got, during)
+	}
+	if n := tg.Info().Durability.Note; !strings.Contains(n, "the server had innodb_flush_log_at_trx_commit="+other+" (a restart?): ceiling set it to "+during+" again") {
+		t.Errorf("durability note %q", n)
+	}
+	if err := tg.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := globalFlush(t, db); got != before {
+		t.Errorf("after Close: %s, want %s", got, before)
+	}
+}

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -32,6 +33,12 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 				return target.Sample{}, fmt.Errorf("mysql: sample: %w", err)
 			}
 			t.sampler = c
+			if t.samplerSessions > 0 {
+				// The session was lost: the server may have restarted,
+				// with its configured durability.
+				t.recheckDurability(ctx, c)
+			}
+			t.samplerSessions++
 		}
 		start := time.Now()
 		status, err := t.readStatus(ctx)
@@ -146,4 +153,33 @@ func counters(status map[string]string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// recheckDurability puts the durability setting back where ceiling had
+// set it and a restarted server came back with its configured value (the
+// setting is global: a restart resets it), and records that in the
+// durability's note. Called on a new sampler session after a lost one.
+func (t *myTarget) recheckDurability(ctx context.Context, c *sql.Conn) {
+	t.mu.Lock()
+	changed, during := t.changed, t.info.Durability.During
+	t.mu.Unlock()
+	if !changed {
+		return
+	}
+	v, err := t.readDurability(ctx, c)
+	if err != nil || v == during {
+		return
+	}
+	note := fmt.Sprintf("at %s the server had %s=%s (a restart?): ", time.Now().UTC().Format("15:04:05 UTC"), durabilitySetting, v)
+	if _, err := c.ExecContext(ctx, "SET GLOBAL "+durabilitySetting+" = "+during); err != nil {
+		note += "setting it to " + during + " again failed: " + err.Error()
+	} else {
+		note += "ceiling set it to " + during + " again"
+	}
+	t.mu.Lock()
+	if t.info.Durability.Note != "" {
+		note = t.info.Durability.Note + "; " + note
+	}
+	t.info.Durability.Note = note
+	t.mu.Unlock()
 }

@@ -82,8 +82,9 @@ type myTarget struct {
 	adminMu sync.Mutex // guards admin; serialises schema operations
 	admin   *sql.Conn
 
-	sampleMu sync.Mutex // guards sampler
-	sampler  *sql.Conn
+	sampleMu        sync.Mutex // guards sampler and samplerSessions
+	sampler         *sql.Conn
+	samplerSessions int // sessions the sampler opened: from the second, after a lost one
 
 	ps *psWaits // wait categories; nil when performance_schema is off
 
