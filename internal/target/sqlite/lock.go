@@ -22,43 +22,61 @@ func lockPath(path string) string {
 }
 
 // LockNamespace implements target.Exclusive with an flock on the
-// database's lock file, held until Close (or the process ends). It is
-// best effort: a lock file this user may not open (another user's) is
-// passed over.
+// database's lock file, held until Close (or the process ends), which
+// removes the file. It is best effort: a lock file this user may not open
+// (another user's) is passed over.
 func (t *Target) LockNamespace(context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lock != nil {
 		return nil
 	}
-	f, err := os.OpenFile(lockPath(t.path), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil
-	}
-	if busy, err := tryLock(f); busy || err != nil {
-		holder := ""
-		if b, rerr := os.ReadFile(f.Name()); rerr == nil {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
-				holder = "process " + strconv.Itoa(pid) + " on this host"
-			}
+	path := lockPath(t.path)
+	for attempt := 0; attempt < 3; attempt++ {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil
 		}
-		f.Close()
+		busy, err := tryLock(f)
 		if busy {
+			holder := ""
+			if b, rerr := os.ReadFile(path); rerr == nil {
+				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
+					holder = "process " + strconv.Itoa(pid) + " on this host"
+				}
+			}
+			f.Close()
 			return target.NamespaceBusy(holder)
 		}
+		if err != nil {
+			f.Close()
+			return nil
+		}
+		// The holder before us removes the file as it lets go: a lock on
+		// a file no longer at the path guards nothing, so take the one
+		// that is there now.
+		if fi, ferr := f.Stat(); ferr != nil {
+			f.Close()
+			return nil
+		} else if pi, perr := os.Stat(path); perr != nil || !os.SameFile(fi, pi) {
+			f.Close()
+			continue
+		}
+		_ = f.Truncate(0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		t.lock = f
 		return nil
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	t.lock = f
 	return nil
 }
 
-// unlock releases the lock of LockNamespace.
+// unlock releases the lock of LockNamespace and removes its file (while
+// still holding it: see LockNamespace).
 func (t *Target) unlock() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lock != nil {
+		_ = os.Remove(t.lock.Name())
 		_ = t.lock.Close()
 		t.lock = nil
 	}

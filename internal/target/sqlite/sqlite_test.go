@@ -275,7 +275,17 @@ func TestLockNamespace(t *testing.T) {
 		return tg
 	}
 	testenv.CheckNamespaceLock(t, openOne, "(process "+strconv.Itoa(os.Getpid())+" on this host)")
-	if err := open(t, target.DurabilityServer).LockNamespace(context.Background()); err != nil {
+	other := open(t, target.DurabilityServer)
+	if err := other.LockNamespace(context.Background()); err != nil {
 		t.Fatalf("another file while this one is held: %v", err)
+	}
+	// The lock file lives while the lock is held, and goes with it.
+	lf := lockPath(other.Path())
+	if _, err := os.Stat(lf); err != nil {
+		t.Fatalf("lock file while held: %v", err)
+	}
+	other.Close(context.Background())
+	if _, err := os.Stat(lf); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file after Close: %v, want it removed", err)
 	}
 }
