@@ -497,24 +497,28 @@ type series struct {
 	prev    *target.Sample // latest successful sample
 	cpuPrev float64
 	step    int // stamped on each Interval
-	// epoch counts the server restarts seen up to each sample (its
-	// counters went back since the sample before it): a delta across a
-	// restart has no server counters (delta).
-	epoch map[*target.Sample]int
+	// restarts are the times of the first samples after a server
+	// restart (its counters went back since the sample before): a delta
+	// across one has no server counters (delta). Times, not the samples
+	// themselves, so that a long run keeps no sample alive.
+	restarts []time.Time
 }
 
 // delta is Delta(a, b), without the server's counters when the server
 // restarted between the two samples.
 func (sr *series) delta(a, b *target.Sample) *Evidence {
 	e := Delta(a, b)
-	if sr.epoch[a] != sr.epoch[b] {
-		e.dropServer()
+	for _, at := range sr.restarts {
+		if at.After(a.At) && !at.After(b.At) {
+			e.dropServer()
+			break
+		}
 	}
 	return e
 }
 
 func (r *run) newSeries(ctx context.Context, res *Result, begin time.Time) *series {
-	sr := &series{r: r, ctx: ctx, res: res, begin: begin, cpuPrev: processCPU(), epoch: map[*target.Sample]int{}}
+	sr := &series{r: r, ctx: ctx, res: res, begin: begin, cpuPrev: processCPU()}
 	sr.prev = sr.sample()
 	return sr
 }
@@ -532,14 +536,10 @@ func (sr *series) sample() *target.Sample {
 		}
 		return nil
 	}
-	cur := &s
-	if sr.prev != nil {
-		sr.epoch[cur] = sr.epoch[sr.prev]
-		if restarted(sr.prev, cur) {
-			sr.epoch[cur]++
-		}
+	if sr.prev != nil && restarted(sr.prev, &s) {
+		sr.restarts = append(sr.restarts, s.At)
 	}
-	return cur
+	return &s
 }
 
 // tick closes the interval that began at lastEnd (since begin).
