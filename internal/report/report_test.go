@@ -402,3 +402,28 @@ func TestTLSShown(t *testing.T) {
 		}
 	}
 }
+
+// TestRampNeverSaturated: a ramp that kept up at every step says its
+// ceiling lies above the highest rate and suggests going higher; one with
+// a saturated step does not.
+func TestRampNeverSaturated(t *testing.T) {
+	cfg := runner.Config{Threads: 4, Steps: []runner.Step{{Rate: 100, Duration: time.Second}, {Rate: 200, Duration: time.Second}}}
+	p := Params{Workload: "single-inserts", Load: cfg, Cores: 2}
+	res, err := Build(p, openRun(time.Now(), []int{100, 200}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := strings.Join(res.Verdict.Evidence, "|")
+	last := res.Verdict.Suggestions[len(res.Verdict.Suggestions)-1]
+	if !strings.Contains(ev, "no step saturated: every rate up to 200/s was sustained, so the ceiling is above the ramp") ||
+		!strings.HasPrefix(last.Action, "a ramp to higher rates (e.g. --rates 200:1600:x2)") || last.PredictedGain != nil {
+		t.Errorf("kept up everywhere: %q, last suggestion %+v", ev, last)
+	}
+	res, err = Build(p, openRun(time.Now(), []int{100, 150}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "no step saturated") {
+		t.Errorf("a saturated ramp (150 of 200/s) said none saturated: %q", res.Verdict.Evidence)
+	}
+}

@@ -75,7 +75,23 @@ func setVerdicts(res *Result, r *runner.Result) {
 	}
 	if res.Summary.Requests > 0 {
 		res.Verdict = diagnose.Diagnose(runFigures(res, dev))
+		if top := topRate(res.Steps); top > 0 && res.Knee == nil && !anySaturated(res.Steps) {
+			// A ramp that kept up everywhere: the ceiling is above it,
+			// whatever the run's figures say about where time goes.
+			res.Verdict.Evidence = append(res.Verdict.Evidence, fmt.Sprintf("no step saturated: every rate up to %s/s was sustained, so the ceiling is above the ramp", fmtRate(top)))
+			res.Verdict.Suggestions = append(res.Verdict.Suggestions, diagnose.Suggestion{
+				Action: fmt.Sprintf("a ramp to higher rates (e.g. --rates %s:%s:x2), with enough threads (-c) to keep that many requests in flight", fmtRate(top), fmtRate(8*top))})
+		}
 	}
+}
+
+// topRate is the highest requested rate of the steps, 0 without steps.
+func topRate(steps []Step) float64 {
+	var top float64
+	for _, s := range steps {
+		top = max(top, s.Rate)
+	}
+	return top
 }
 
 // runFigures gathers the figures of the whole run.
