@@ -306,3 +306,32 @@ func TestServerRestartDropsServerCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestIntervalKeepsGenericCounters: a stored interval keeps the generic
+// counters its chart point needs and drops the engine's own (MariaDB's
+// ~150 "mysql.innodb_…"), which kept per interval grew a run's memory by
+// ~30 KB a tick; the run's and steps' evidence keep every counter.
+func TestIntervalKeepsGenericCounters(t *testing.T) {
+	var res Result
+	res.addInterval(Interval{Evidence: &Evidence{Seconds: 1, Counters: map[string]float64{
+		target.CtrLogBytes: 100, target.CtrLogDevFlushes: 3, "mysql.innodb_buffer_pool_pages_dirty": 7, "pg.xact_commit": 9}}})
+	got := res.Intervals[0].Evidence.Counters
+	if len(got) != 2 || got[target.CtrLogBytes] != 100 || got[target.CtrLogDevFlushes] != 3 {
+		t.Errorf("interval counters %v, want log_bytes and log_dev_flushes alone", got)
+	}
+	res2, err := Run(context.Background(), Config{Threads: 1, Ops: 200, Interval: 10 * time.Millisecond}, &extraTarget{}, &fakeWorkload{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Evidence == nil || res2.Evidence.Counters["pg.extra"] <= 0 {
+		t.Errorf("run evidence lost the engine's counter: %+v", res2.Evidence)
+	}
+}
+
+// extraTarget samples one generic and one engine-specific counter.
+type extraTarget struct{ fakeTarget }
+
+func (x *extraTarget) Sample(context.Context) (target.Sample, error) {
+	n := float64(x.samples.Add(1))
+	return target.Sample{At: time.Now(), Counters: map[string]float64{target.CtrCommits: n, "pg.extra": 2 * n}}, nil
+}
