@@ -398,6 +398,10 @@ func changeText(c *float64) string {
 	case v <= 0.5:
 		return "÷" + strings.TrimPrefix(gain(1/v), "×")
 	}
+	if math.Abs(v-1) < 0.0005 {
+		// Below a twentieth of a percent: "-0.0%" read as a fall.
+		return "≈"
+	}
 	return fmt.Sprintf("%+.1f%%", 100*(v-1))
 }
 

@@ -690,3 +690,16 @@ func TestCompareTLSCheck(t *testing.T) {
 		t.Errorf("both encrypted: checks %+v", c.Checks)
 	}
 }
+
+// TestChangeText: changes read as such; one below 0.05% is "≈" (4,171
+// against 4,173 req/s printed "-0.0%").
+func TestChangeText(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{1, "="}, {4171.0 / 4173.0, "≈"}, {1.0004, "≈"}, {1.0006, "+0.1%"}, {0.852, "-14.8%"}, {3, "×3.00"}, {0.25, "÷4.00"}, {0, "→ 0"}} {
+		if got := changeText(&c.v); got != c.want {
+			t.Errorf("changeText(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
