@@ -335,3 +335,33 @@ func (x *extraTarget) Sample(context.Context) (target.Sample, error) {
 	n := float64(x.samples.Add(1))
 	return target.Sample{At: time.Now(), Counters: map[string]float64{target.CtrCommits: n, "pg.extra": 2 * n}}, nil
 }
+
+// TestRestartedNeedsSeveralCounters: a restart starts every server counter
+// from zero; one counter that dips alone (PostgreSQL's commits, less
+// ceiling's own transactions counted before the server publishes its
+// statistics) is no restart.
+func TestRestartedNeedsSeveralCounters(t *testing.T) {
+	s := func(kv ...float64) *target.Sample {
+		c := map[string]float64{}
+		for i, k := range []string{target.CtrCommits, target.CtrLogBytes, target.CtrDataReads, target.CtrCacheReads} {
+			if i < len(kv) && kv[i] >= 0 {
+				c[k] = kv[i]
+			}
+		}
+		return &target.Sample{Counters: c}
+	}
+	for _, c := range []struct {
+		a, b *target.Sample
+		want bool
+	}{
+		{s(100, 5000, 10, 900), s(98, 5100, 10, 950), false},  // commits dip alone
+		{s(100, 5000, 10, 900), s(100, 4900, 10, 950), false}, // one of three
+		{s(100, 5000, 10, 900), s(3, 40, 1, 20), true},        // all from zero
+		{s(100, 5000, -1, -1), s(3, 40, -1, -1), true},        // the only one there
+		{s(100, 5000, 10, 900), s(100, 5000, 10, 900), false},
+	} {
+		if got := restarted(c.a, c.b); got != c.want {
+			t.Errorf("%v → %v: restarted %v, want %v", c.a.Counters, c.b.Counters, got, c.want)
+		}
+	}
+}
