@@ -215,6 +215,24 @@ type Exclusive interface {
 // lock.
 var ErrNamespaceBusy = errors.New("another ceiling is using this database")
 
+// RetryBusy runs lock until it does not fail with ErrNamespaceBusy, for up
+// to two seconds: a ceiling that has just ended may hold the lock until
+// its session is gone.
+func RetryBusy(ctx context.Context, lock func() error) error {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := lock()
+		if !errors.Is(err, ErrNamespaceBusy) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // NamespaceBusy is the one-line error of a namespace lock another ceiling
 // holds; holder describes it ("" when unknown).
 func NamespaceBusy(holder string) error {

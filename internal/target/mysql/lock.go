@@ -13,6 +13,10 @@ import (
 // Named locks are server-wide: the name carries the database, so runs on
 // two databases of one server do not exclude each other.
 func (t *myTarget) LockNamespace(ctx context.Context) error {
+	return target.RetryBusy(ctx, func() error { return t.lockNamespace(ctx) })
+}
+
+func (t *myTarget) lockNamespace(ctx context.Context) error {
 	return t.withAdmin(ctx, func(c *sql.Conn) error {
 		var db sql.NullString
 		if err := c.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db); err != nil {
@@ -27,10 +31,20 @@ func (t *myTarget) LockNamespace(ctx context.Context) error {
 			return fmt.Errorf("mysql: lock ceiling's namespace: %w", err)
 		}
 		if got.Valid && got.Int64 == 1 {
+			t.lockName = name
 			return nil
 		}
 		return target.NamespaceBusy(lockHolder(ctx, c, name))
 	})
+}
+
+// unlockNamespace lets go of the namespace lock on the admin session c
+// before it closes, so the next ceiling finds it free at once.
+func (t *myTarget) unlockNamespace(ctx context.Context, c *sql.Conn) {
+	if t.lockName != "" {
+		_, _ = c.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", t.lockName)
+		t.lockName = ""
+	}
 }
 
 // lockHolder describes the session holding the lock name, or "" when it

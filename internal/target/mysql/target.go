@@ -79,8 +79,9 @@ type myTarget struct {
 	changed bool // ceiling set the durability variable and must restore it
 	closed  bool
 
-	adminMu sync.Mutex // guards admin; serialises schema operations
-	admin   *sql.Conn
+	adminMu  sync.Mutex // guards admin and lockName; serialises schema operations
+	admin    *sql.Conn
+	lockName string // the namespace lock the admin session holds (lock.go)
 
 	sampleMu        sync.Mutex // guards sampler and samplerSessions
 	sampler         *sql.Conn
@@ -358,6 +359,9 @@ func (t *myTarget) Close(ctx context.Context) error {
 func (t *myTarget) closeAll() {
 	t.adminMu.Lock()
 	if t.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		t.unlockNamespace(ctx, t.admin)
+		cancel()
 		_ = t.admin.Close()
 		t.admin = nil
 	}

@@ -18,16 +18,29 @@ const NamespaceLockKey int64 = 0x6365696c696e67
 // LockNamespace implements target.Exclusive with a session advisory lock
 // on the admin session, released when it ends (Close, or a lost session).
 func (t *pgTarget) LockNamespace(ctx context.Context) error {
-	return t.withAdmin(ctx, func(c *pgx.Conn) error {
-		var ok bool
-		if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", NamespaceLockKey).Scan(&ok); err != nil {
-			return fmt.Errorf("postgres: lock ceiling's namespace: %w", err)
-		}
-		if ok {
-			return nil
-		}
-		return target.NamespaceBusy(lockHolder(ctx, c))
+	return target.RetryBusy(ctx, func() error {
+		return t.withAdmin(ctx, func(c *pgx.Conn) error {
+			var ok bool
+			if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", NamespaceLockKey).Scan(&ok); err != nil {
+				return fmt.Errorf("postgres: lock ceiling's namespace: %w", err)
+			}
+			if ok {
+				t.locked = true
+				return nil
+			}
+			return target.NamespaceBusy(lockHolder(ctx, c))
+		})
 	})
+}
+
+// unlockNamespace lets go of the namespace lock on the admin session c
+// before it closes, so the next ceiling finds it free at once (a closed
+// session's backend lets go only as it exits, a moment later).
+func (t *pgTarget) unlockNamespace(ctx context.Context, c *pgx.Conn) {
+	if t.locked {
+		_, _ = c.Exec(ctx, "SELECT pg_advisory_unlock($1)", NamespaceLockKey)
+		t.locked = false
+	}
 }
 
 // lockHolder describes the session holding the namespace lock, or "" when

@@ -84,6 +84,7 @@ type pgTarget struct {
 
 	adminMu sync.Mutex // guards admin; serialises schema operations
 	admin   *pgx.Conn
+	locked  bool // the admin session holds the namespace lock (lock.go)
 
 	sampleMu   sync.Mutex // guards sampler and postmaster
 	sampler    *pgx.Conn
@@ -346,6 +347,7 @@ func (t *pgTarget) Close(ctx context.Context) error {
 
 	t.adminMu.Lock()
 	if t.admin != nil {
+		t.unlockNamespace(ctx, t.admin)
 		if err := t.admin.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("postgres: close: %w", err))
 		}
