@@ -51,7 +51,17 @@ func TestRowReaderRaw(t *testing.T) {
 			if err := w.Prepare(ctx, tg, io.Discard); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = tg.Schema().DropTable(context.Background(), rowdata.Table) }()
+			defer func() {
+				// Leave the server as found: the table, and ceiling's
+				// namespace when nothing else of ceiling's is in it.
+				bg := context.Background()
+				if err := tg.Schema().DropTable(bg, rowdata.Table); err != nil {
+					t.Errorf("drop %s: %v", rowdata.Table, err)
+				}
+				if left, err := tg.Schema().Tables(bg); err == nil && len(left) == 0 {
+					_ = tg.Schema().DropAll(bg)
+				}
+			}()
 			conn, err := tg.Connect(ctx)
 			if err != nil {
 				t.Fatal(err)
