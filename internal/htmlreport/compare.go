@@ -351,8 +351,8 @@ func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 		}
 	case strings.HasPrefix(a, "unencrypted connections"):
 		// Suggested without a predicted gain: the pair measures it.
-		if from.Target.TLS != "" && from.Target.TLS != target.TLSOff && to.Target.TLS == target.TLSOff {
-			return "connections " + strings.SplitN(from.Target.TLS, ",", 2)[0] + " → unencrypted"
+		if from.Target.Encrypted() && to.Target.TLS == target.TLSOff {
+			return "connections " + from.Target.TLSProtocol() + " → unencrypted"
 		}
 	case strings.HasPrefix(a, "batch"):
 		for _, k := range sortedKeys(to.Workload.Params) {

@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/report"
-	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 // Input is one result to report, with the name it was read from.
@@ -195,9 +194,9 @@ func Describe(r *report.Result) string {
 	if d := durabilityText(r); d != "" {
 		s += ", durability " + d
 	}
-	if tls := r.Target.TLS; tls != "" && tls != target.TLSOff {
+	if r.Target.Encrypted() {
 		// The protocol alone: the cipher suite is in the test definition.
-		s += ", encrypted (" + strings.SplitN(tls, ",", 2)[0] + ")"
+		s += ", encrypted (" + r.Target.TLSProtocol() + ")"
 	}
 	if r.Load.Repeat > 1 {
 		s += fmt.Sprintf(", %d repeats", r.Load.Repeat)

@@ -155,7 +155,7 @@ func PrintSummary(w io.Writer, r *Result) {
 	if d := r.Target.Durability; d.Setting != "" {
 		fmt.Fprintf(w, " (%s=%s)", d.Setting, d.During)
 	}
-	if tlsOn(r.Target) {
+	if r.Target.Encrypted() {
 		fmt.Fprintf(w, ", connections encrypted (%s)", r.Target.TLS)
 	}
 	fmt.Fprintln(w)

@@ -140,11 +140,6 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	return f
 }
 
-// tlsOn says whether the run's connections were encrypted.
-func tlsOn(t target.Info) bool {
-	return t.TLS != "" && t.TLS != target.TLSOff
-}
-
 // tlsOff tells how to connect without TLS, by engine.
 var tlsOff = map[string]string{
 	"postgres": "sslmode=disable in the DSN",
@@ -153,7 +148,7 @@ var tlsOff = map[string]string{
 
 // logDevice names the log's device and how the server writes its log.
 func logDevice(f *diagnose.Figures, t target.Info) {
-	if tlsOn(t) {
+	if t.Encrypted() {
 		f.TLS, f.TLSOff = t.TLS, tlsOff[t.Engine]
 	}
 	if t.LogDevice != nil {

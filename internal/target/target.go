@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -110,6 +111,19 @@ type Info struct {
 
 // TLSOff is Info.TLS for an unencrypted connection.
 const TLSOff = "off"
+
+// Encrypted says whether the connections were encrypted (TLS known and
+// not off).
+func (i Info) Encrypted() bool { return i.TLS != "" && i.TLS != TLSOff }
+
+// TLSProtocol is the protocol of encrypted connections ("TLS 1.3"), ""
+// otherwise.
+func (i Info) TLSProtocol() string {
+	if !i.Encrypted() {
+		return ""
+	}
+	return strings.SplitN(i.TLS, ",", 2)[0]
+}
 
 // TLSText describes a connection's TLS state for Info.TLS.
 func TLSText(version uint16, cipher string) string {

@@ -73,6 +73,26 @@ func (k *worker) Do(ctx context.Context) (workload.Result, error) {
 	return workload.Result{Op: OpSelect, Rows: n, Bytes: b}, err
 }
 
+// size reads the current row and returns its data bytes: from the
+// lengths of its values as sent where the target gives them (no value is
+// looked at, so none is decoded), else by scanning it.
+func (r *RowReader) size(rows target.Rows, raw target.RawRows) (int64, error) {
+	if raw == nil {
+		if err := rows.Scan(r.dest...); err != nil {
+			return 0, err
+		}
+		return r.row.Bytes(), nil
+	}
+	var err error
+	if r.lens, err = raw.RawLens(r.lens[:0]); err != nil {
+		return 0, err
+	}
+	if len(r.lens) != rowdata.NumColumns {
+		return 0, fmt.Errorf("read rows: %d columns, want %d", len(r.lens), rowdata.NumColumns)
+	}
+	return rowdata.RawBytes(r.lens), nil
+}
+
 // SelectSQL returns "SELECT <all columns> FROM <table> WHERE <where>".
 func SelectSQL(d target.Dialect, table, where string) string {
 	return "SELECT " + strings.Join(rowdata.Columns, ", ") + " FROM " + d.Table(table) + " WHERE " + where
@@ -100,33 +120,15 @@ func (r *RowReader) Query(ctx context.Context, conn target.Conn, sql string, arg
 	if err != nil {
 		return 0, 0, err
 	}
-	if raw, ok := rows.(target.RawRows); ok {
-		// The sizes alone: no value is looked at, so none is decoded.
-		for rows.Next() {
-			if r.lens, err = raw.RawLens(r.lens[:0]); err != nil {
-				_ = rows.Close()
-				return n, bytes, err
-			}
-			if len(r.lens) != rowdata.NumColumns {
-				_ = rows.Close()
-				return n, bytes, fmt.Errorf("read rows: %d columns, want %d", len(r.lens), rowdata.NumColumns)
-			}
-			n++
-			bytes += rowdata.RawBytes(r.lens)
-		}
-		err = rows.Err()
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
-		return n, bytes, err
-	}
+	raw, _ := rows.(target.RawRows) // nil: the target gives no raw values
 	for rows.Next() {
-		if err := rows.Scan(r.dest...); err != nil {
+		size, err := r.size(rows, raw)
+		if err != nil {
 			_ = rows.Close()
 			return n, bytes, err
 		}
 		n++
-		bytes += r.row.Bytes()
+		bytes += size
 	}
 	err = rows.Err()
 	if cerr := rows.Close(); err == nil {
