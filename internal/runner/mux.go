@@ -74,6 +74,11 @@ type muxWait struct {
 	buf unsafe.Pointer
 }
 
+// muxAgain is the wait of a coroutine that only gives the other workers
+// of its group a turn: it is resumed again after the next poll, whatever
+// the sockets say.
+var muxAgain = muxWait{fd: -1}
+
 // pollFd has the layout of struct pollfd.
 type pollFd struct {
 	fd      int32
@@ -228,6 +233,7 @@ func (g *muxGroup) waiter(k *worker) func(fd int, write bool) bool {
 		if write {
 			ev = pollOut
 		}
+		k.suspends++
 		return y(muxWait{fd: int32(fd), events: ev})
 	}
 }
@@ -322,22 +328,33 @@ func (g *muxGroup) drive(ctx context.Context) {
 	}
 	fds := make([]pollFd, 0, n)
 	owner := make([]int, 0, n) // owner[j] waits on fds[j]
+	again := make([]int, 0, n) // waiting for nothing but a turn (muxAgain)
 	alive := n
 	// Times are offsets from base, read once per poll (see worker.loop).
 	base := time.Now()
 	var sweep, yielded, now time.Duration
 	for alive > 0 {
 		alive -= resume(next, runnable, func(i int, w muxWait) {
+			if w.fd < 0 {
+				again = append(again, i)
+				return
+			}
 			fds = append(fds, pollFd{fd: w.fd, events: w.events})
 			owner = append(owner, i)
 		})
-		runnable = runnable[:0]
+		runnable = append(runnable[:0], again...)
+		again = again[:0]
 		if len(fds) == 0 {
 			continue
 		}
 		// The timeout counts from the last poll's return: the coroutines
-		// ran since, for much less than muxSlice.
-		ready, err := pollWait(fds, muxSlice-(now-sweep))
+		// ran since, for much less than muxSlice. With a coroutine
+		// runnable already, the poll only looks.
+		timeout := muxSlice - (now - sweep)
+		if len(runnable) > 0 {
+			timeout = 0
+		}
+		ready, err := pollWait(fds, timeout)
 		if err != nil {
 			time.Sleep(time.Millisecond) // not expected; do not spin
 		}

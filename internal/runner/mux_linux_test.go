@@ -31,8 +31,11 @@ import (
 type tidWorkload struct {
 	doSQL string
 	pause bool // workers implement workload.Pauser
-	calls atomic.Int64
-	procs atomic.Int64 // the highest GOMAXPROCS seen as workers were made
+	// failFirst: worker 0's requests all fail at once, before reaching
+	// the server (as a workload with no row free for it).
+	failFirst bool
+	calls     atomic.Int64
+	procs     atomic.Int64 // the highest GOMAXPROCS seen as workers were made
 
 	mu      sync.Mutex
 	tids    map[int]map[int]bool // worker id → threads seen
@@ -63,7 +66,18 @@ func (w *tidWorkload) NewWorker(_ context.Context, _ target.Target, c target.Con
 	if w.pause {
 		return pausingWorker{tw}, nil
 	}
+	if w.failFirst && id == 0 {
+		return failingWorker{}, nil
+	}
 	return tw, nil
+}
+
+type failingWorker struct{}
+
+var errNothingFree = errors.New("test: no row free for this worker")
+
+func (failingWorker) Do(context.Context) (workload.Result, error) {
+	return workload.Result{}, errNothingFree
 }
 
 // threads returns, per worker, the threads it ran on, and the distinct
@@ -460,6 +474,45 @@ func TestMuxPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkInsertRun(t, func() int64 { return countRows(t, dsn) }, w, res, 4000)
+	})
+}
+
+// TestMuxTurns: in one group of two workers, worker 0's requests all fail
+// before reaching the server, so its coroutine never suspends; worker 1's
+// inserts still go on through the run, each one stored and counted. (The
+// group used to stay with worker 0 until the run ended: no insert at all.)
+func TestMuxTurns(t *testing.T) {
+	bothWorkerIO(t, func(t *testing.T) {
+		dsn := pgDSN(t)
+		t.Setenv("CEILING_MUX_GROUPS", "1")
+		tg := openPG(t, dsn, 2)
+		w := &tidWorkload{doSQL: "INSERT INTO ceiling.mux_test DEFAULT VALUES", failFirst: true}
+		res, err := Run(context.Background(), Config{Threads: 2, Duration: time.Second}, tg, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.WorkerGroups != 1 {
+			t.Fatalf("workers ran in %d groups, want 1", res.WorkerGroups)
+		}
+		tot := res.Total.Total()
+		rows := countRows(t, dsn)
+		t.Logf("%d inserts, %d rows, errors %v", tot.Requests, rows, tot.Errors)
+		if tot.Requests < 100 {
+			t.Errorf("worker 1 completed %d inserts in a second beside a worker that never suspends, want at least 100", tot.Requests)
+		}
+		// The run stops counting at its end; an insert in flight then may
+		// still be stored.
+		if rows < tot.Requests || rows > tot.Requests+1 {
+			t.Errorf("%d rows stored for %d inserts counted", rows, tot.Requests)
+		}
+		var failed int64
+		for _, n := range tot.Errors {
+			failed += n
+		}
+		if failed == 0 {
+			t.Error("worker 0's failures were not counted")
+		}
+		checkWorkerIO(t, res)
 	})
 }
 

@@ -138,6 +138,7 @@ func (g *muxGroup) ringIO(k *worker) func(fd int, write bool, p []byte) (int, sy
 			op = ringOpSend
 		}
 		w := muxWait{fd: int32(fd), op: op, n: uint32(min(len(p), math.MaxInt32)), buf: unsafe.Pointer(unsafe.SliceData(p))}
+		k.suspends++
 		if !y(w) {
 			return 0, 0, false
 		}
@@ -162,11 +163,16 @@ func (g *muxGroup) driveRing(ctx context.Context) {
 	busy := make([]bool, n)     // worker i has a request in flight
 	canceled := make([]bool, n) // and its cancellation was queued
 	cqes := make([]ringCQE, 0, 4*n)
+	again := make([]int, 0, n) // waiting for nothing but a turn (muxAgain)
 	alive, inflight := n, 0
 	base := time.Now()
 	var sweep, yielded, now time.Duration
 	for alive > 0 {
 		alive -= resume(next, runnable, func(i int, w muxWait) {
+			if w.fd < 0 {
+				again = append(again, i)
+				return
+			}
 			gen[i]++
 			user := uint64(i) | uint64(gen[i])<<32
 			switch w.op {
@@ -180,11 +186,16 @@ func (g *muxGroup) driveRing(ctx context.Context) {
 			busy[i] = true
 			inflight++
 		})
-		runnable = runnable[:0]
+		runnable = append(runnable[:0], again...)
+		again = again[:0]
 		if inflight == 0 {
 			continue
 		}
-		err := rg.enter(muxSlice - (now - sweep))
+		timeout := muxSlice - (now - sweep)
+		if len(runnable) > 0 {
+			timeout = 0 // only look: a coroutine is runnable already
+		}
+		err := rg.enter(timeout)
 		now = time.Since(base)
 		if !muxLocked && now-yielded >= muxYield {
 			runtime.Gosched()
