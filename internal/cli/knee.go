@@ -161,6 +161,8 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 	errs = append(errs, f.open.validate(fs, true)...)
 	if err := w.Validate(); err != nil {
 		errs = append(errs, err)
+	} else if err := workload.CheckThreads(w, f.threads); err != nil {
+		errs = append(errs, err)
 	}
 	seed, err := f.open.seedOf()
 	if err != nil {

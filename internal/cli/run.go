@@ -280,6 +280,8 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	}
 	if err := w.Validate(); err != nil {
 		errs = append(errs, err)
+	} else if err := workload.CheckThreads(w, f.threads); err != nil {
+		errs = append(errs, err)
 	}
 	if fs.Changed("probe-dir") {
 		if f.noProbe {

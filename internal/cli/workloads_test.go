@@ -136,3 +136,26 @@ func TestRowWorkloadsServers(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatesRowPerWorker: updates with as many rows as workers, the
+// fewest run accepts (TestBadInput has one fewer), on each engine: every
+// request finds a row of its own, none fails.
+func TestUpdatesRowPerWorker(t *testing.T) {
+	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "t.db")}
+	for _, ec := range engineCases {
+		dsns[ec.name] = serverDSN(t, ec.env)
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := runCLI(t, context.Background(), "run", "updates", "--db", dsn, "-c", "4", "--rows", "4", "--ops", "2000", "--no-probe", "--out", out)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			r, _ := readResult(t, out)
+			if r.Summary.Requests != 2000 || r.Summary.Errors != 0 || r.Summary.Rows != 2000 {
+				t.Fatalf("requests %d, errors %d, rows %d: want 2000, 0, 2000\n%s", r.Summary.Requests, r.Summary.Errors, r.Summary.Rows, stdout)
+			}
+		})
+	}
+}

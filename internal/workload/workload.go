@@ -70,6 +70,23 @@ type TableOwner interface {
 	OwnsTable(name string) bool
 }
 
+// ThreadsChecker is implemented by workloads whose configuration must fit
+// the number of workers (updates: a row per worker in each table, as each
+// update holds its row until it returns). CheckThreads reports the
+// mismatch, naming the flags, or nil.
+type ThreadsChecker interface {
+	CheckThreads(threads int) error
+}
+
+// CheckThreads checks w against threads workers when w is a
+// ThreadsChecker.
+func CheckThreads(w Workload, threads int) error {
+	if c, ok := w.(ThreadsChecker); ok && threads > 0 {
+		return c.CheckThreads(threads)
+	}
+	return nil
+}
+
 // NoByteCounts is implemented by workloads that do not count the data bytes
 // of their requests (Result.Bytes stays 0): their MB/min is not measured,
 // and results and reports say so instead of showing 0 (TPC-C, whose figure

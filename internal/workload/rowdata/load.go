@@ -182,6 +182,21 @@ func (b *Base) Validate() error {
 	return errors.Join(errs...)
 }
 
+// RowsPerWorker is a ThreadsChecker's check for workloads whose requests
+// hold an existing row each (why says so): every table needs at least one
+// row per worker, as a request may pick any table.
+func (b *Base) RowsPerWorker(threads int, why string) error {
+	n := int64(b.tables())
+	if need := int64(threads) * n; b.Rows < need {
+		tables := "the table needs"
+		if n > 1 {
+			tables = fmt.Sprintf("each of the %d tables needs", n)
+		}
+		return fmt.Errorf("--rows %d is too few for %d workers: %s, so %s a row per worker: --rows %d or more, or fewer workers (-c)", b.Rows, threads, why, tables, need)
+	}
+	return nil
+}
+
 // Tables lists the row tables.
 func (b *Base) Tables() []string {
 	n := b.tables()

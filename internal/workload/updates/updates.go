@@ -33,6 +33,15 @@ type Updates struct {
 
 var _ workload.Workload = (*Updates)(nil)
 
+// CheckThreads implements workload.ThreadsChecker. A worker takes its row
+// out of the live set for the update's duration (no two workers update
+// one row at a time), so a table with fewer rows than workers leaves some
+// with no row to update: their requests would fail before reaching the
+// database.
+func (w *Updates) CheckThreads(threads int) error {
+	return w.RowsPerWorker(threads, "each update holds its row until it returns")
+}
+
 // Params implements workload.Workload.
 func (w *Updates) Params() map[string]any {
 	return w.BaseParams()
