@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -491,5 +492,84 @@ func TestOneCeilingPerDatabase(t *testing.T) {
 	}
 	if strings.Contains(first.stdout, "other work on the server") {
 		t.Errorf("the first run saw other work: the second one touched the server\n%s", first.stdout)
+	}
+}
+
+// watchWriter collects what is written to it and closes seen once the
+// text holds want.
+type watchWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.b.String(), w.want)
+	w.b.Write(p)
+	if !had && strings.Contains(w.b.String(), w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestErrorsVerdictServers: a direct-selects run whose table is dropped by
+// hand a second into its 3 s fails most of its requests from then on; its
+// verdict is "errors", naming the share failed and the class, on each
+// server.
+func TestErrorsVerdictServers(t *testing.T) {
+	drops := map[string]string{"postgres": "DROP TABLE ceiling.rows", "mysql": "DROP TABLE ceiling_rows"}
+	for _, ec := range engineCases {
+		t.Run(ec.name, func(t *testing.T) {
+			dsn := serverDSN(t, ec.env)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			admin, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close(context.Background())
+			out := filepath.Join(t.TempDir(), "out")
+			stdout := &watchWriter{want: "running direct-selects", seen: make(chan struct{})}
+			var stderr strings.Builder
+			done := make(chan int)
+			go func() {
+				done <- Run(ctx, []string{"run", "direct-selects", "--db", dsn, "-c", "2", "--rows", "100", "-T", "3s", "--no-probe", "--out", out}, stdout, &stderr)
+			}()
+			select {
+			case <-stdout.seen:
+			case code := <-done:
+				t.Fatalf("exit %d before the run started\n%s\n%s", code, stdout, stderr.String())
+			}
+			time.Sleep(time.Second)
+			conn, err := admin.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(ctx, drops[ec.name]); err != nil {
+				t.Fatalf("%s: %v", drops[ec.name], err)
+			}
+			conn.Close()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr.String())
+			}
+			r, _ := readResult(t, out)
+			v, _ := r.Verdict.(map[string]any)
+			ev, _ := v["evidence"].([]any)
+			if v["bottleneck"] != "errors" || len(ev) < 2 || !strings.Contains(ev[0].(string), "requests failed") || !strings.Contains(ev[1].(string), "other errors") {
+				t.Fatalf("verdict %v, want errors naming the failures\n%s", v, stdout)
+			}
+			if r.Summary.Errors == 0 || r.Summary.Requests == 0 {
+				t.Fatalf("%d requests, %d errors: want both", r.Summary.Requests, r.Summary.Errors)
+			}
+		})
 	}
 }

@@ -48,6 +48,10 @@ const (
 	Contention   = "contention"
 	Client       = "client"
 	None         = "none"
+	// Errors is the verdict of a run too many of whose requests failed
+	// for reasons the load does not explain (FailedShare): its rates and
+	// costs are not the database's.
+	Errors = "errors"
 )
 
 // Thresholds of the rules.
@@ -66,6 +70,7 @@ const (
 	MinCPUBusy          = 0.85 // cpu: busy fraction of the cores
 	MinCPUWaitShare     = 0.6  // cpu: wait_cpu share, together with …
 	MinHostBusyWithWait = 0.8  // … a host busy fraction of at least this
+	MaxFailedShare      = 0.1  // errors: failed requests (FailedShare) at least this share of those attempted
 	MinLockShare        = 0.3  // contention: lock wait share
 	MinBusyWaitsPerReq  = 0.2  // contention (SQLite): busy waits per request
 	MinClientCPU        = 85.0 // client: % of the client's cores
@@ -244,6 +249,19 @@ func Diagnose(f Figures) *Verdict {
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
+	c, ok := errorsVerdict(f)
+	v.Rules = append(v.Rules, c.Rule)
+	if ok {
+		// The rules' outcomes stay listed, and their matches as
+		// runners-up: they describe what the failing requests cost.
+		v.Bottleneck = Errors
+		v.Evidence = append(v.Evidence, c.Evidence...)
+		v.Suggestions = append(v.Suggestions, c.Suggestions...)
+		for _, m := range cands {
+			v.Evidence = append(v.Evidence, fmt.Sprintf("runner-up: %s (score %.2f): %s", m.Name, m.Score, m.Why))
+		}
+		return v
+	}
 	if len(cands) == 0 {
 		v.Bottleneck = None
 		// The first line is the verdict's headline: when the cores were
@@ -276,6 +294,64 @@ func Diagnose(f Figures) *Verdict {
 		v.Evidence = append(v.Evidence, "assuming one transaction per request: the server gives no commit counter")
 	}
 	return v
+}
+
+// loadErrors are the error classes a saturated or contended database
+// gives by itself: deadlocks and serialization failures, lock and
+// statement timeouts. They are evidence of the load (contention, a
+// server too slow), not a broken run, so FailedShare leaves them out.
+var loadErrors = map[string]bool{"serialization": true, "lock_timeout": true, "statement_timeout": true}
+
+// FailedShare is the share of the attempted requests (successful plus
+// failed) that failed with errors other than loadErrors (a missing table,
+// a constraint violation, a lost connection, a workload finding nothing to
+// work on), and those failures by class; ok is false without any.
+func FailedShare(f Figures) (share float64, failed int64, ok bool) {
+	for class, n := range f.ErrorsByClass {
+		if !loadErrors[class] {
+			failed += n
+		}
+	}
+	if failed == 0 || f.Requests+f.Errors <= 0 {
+		return 0, 0, false
+	}
+	return float64(failed) / float64(f.Requests+f.Errors), failed, true
+}
+
+// errorsVerdict is the verdict of a run whose requests failed too often
+// (FailedShare ≥ MaxFailedShare): its rates count only the requests that
+// succeeded, its per-request costs include the failing ones' work, and
+// neither is the database's ceiling.
+func errorsVerdict(f Figures) (Candidate, bool) {
+	c := Candidate{Rule: Rule{Name: Errors}}
+	share, failed, ok := FailedShare(f)
+	switch {
+	case !ok:
+		c.Why = "no request failed but for lock or timeout errors"
+		return c, false
+	case share < MaxFailedShare:
+		c.Why = fmt.Sprintf("%s of %s requests failed (%.3g%%) < %.0f%%, leaving out lock and timeout errors",
+			num(float64(failed)), num(float64(f.Requests+f.Errors)), 100*share, 100*MaxFailedShare)
+		return c, false
+	}
+	c.Matched, c.Score = true, round(share, 3)
+	c.Why = fmt.Sprintf("%s of %s requests failed (%.3g%%) ≥ %.0f%%, leaving out lock and timeout errors",
+		num(float64(failed)), num(float64(f.Requests+f.Errors)), 100*share, 100*MaxFailedShare)
+	c.Evidence = append(c.Evidence, fmt.Sprintf("%s of %s requests failed (%.3g%% ≥ %.0f%%)",
+		num(float64(failed)), num(float64(f.Requests+f.Errors)), 100*share, 100*MaxFailedShare))
+	classes := make([]string, 0, len(f.ErrorsByClass))
+	for class, n := range f.ErrorsByClass {
+		if n > 0 {
+			classes = append(classes, class)
+		}
+	}
+	sort.Slice(classes, func(i, j int) bool { return f.ErrorsByClass[classes[i]] > f.ErrorsByClass[classes[j]] })
+	for _, class := range classes {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s %s errors", num(float64(f.ErrorsByClass[class])), class))
+	}
+	c.Evidence = append(c.Evidence, "the rates count the requests that succeeded and the per-request costs include the failing ones' work: neither is the database's ceiling")
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "removing the cause of the errors (the first message of each class is in the summary), then running again"})
+	return c, true
 }
 
 // MaxUnsaturatedBusy is the busy share of the cores below which a closed

@@ -1003,3 +1003,45 @@ func TestNoneHostOnlyCPU(t *testing.T) {
 		t.Errorf("%s %q", v.Bottleneck, ev)
 	}
 }
+
+// TestErrorsVerdict: the figures of a PostgreSQL direct-selects run whose
+// table was dropped 4 s into 10 (141,501 failed, 109,729 succeeded) give
+// "errors", whatever else matched, with the classes and the warning on the
+// costs; the same failures as serialization errors (a contended database)
+// or as 5% of the requests leave the usual rules in charge, with the
+// errors rule listed unmatched.
+func TestErrorsVerdict(t *testing.T) {
+	base := Figures{HostBusy: p(0.69), Cores: p(2), ClientCPUPct: p(26), RequestsPerSec: p(10973), Threads: 2, MeanLatencyMs: p(0.064),
+		Requests: 109729, ElapsedS: 10}
+	f := base
+	f.Errors, f.ErrorsByClass = 141501, map[string]int64{"other": 141501}
+	v := Diagnose(f)
+	ev := strings.Join(v.Evidence, "|")
+	if v.Bottleneck != Errors || !strings.HasPrefix(ev, "141,501 of 251,230 requests failed (56.3% ≥ 10%)|141,501 other errors|") ||
+		!strings.Contains(ev, "neither is the database's ceiling") || len(v.Suggestions) != 1 || v.Suggestions[0].PredictedGain != nil {
+		t.Errorf("%s %q %+v", v.Bottleneck, ev, v.Suggestions)
+	}
+	// A rule that matches besides is a runner-up.
+	f.HostBusy = p(0.95)
+	if v := Diagnose(f); v.Bottleneck != Errors || !strings.Contains(strings.Join(v.Evidence, "|"), "runner-up: cpu") {
+		t.Errorf("with the cores busy: %s %q", v.Bottleneck, v.Evidence)
+	}
+
+	f = base
+	f.Errors, f.ErrorsByClass = 141501, map[string]int64{"serialization": 100000, "statement_timeout": 41501}
+	if v := Diagnose(f); v.Bottleneck == Errors {
+		t.Errorf("serialization and timeout errors: %s %q", v.Bottleneck, v.Evidence)
+	}
+	f = base
+	f.Errors, f.ErrorsByClass = 5775, map[string]int64{"constraint": 5000, "lock_timeout": 775} // 4.4% + 0.7%
+	v = Diagnose(f)
+	var rule *Rule
+	for i := range v.Rules {
+		if v.Rules[i].Name == Errors {
+			rule = &v.Rules[i]
+		}
+	}
+	if v.Bottleneck != None || rule == nil || rule.Matched || rule.Why != "5,000 of 115,504 requests failed (4.33%) < 10%, leaving out lock and timeout errors" {
+		t.Errorf("5%% failed: %s, rule %+v", v.Bottleneck, rule)
+	}
+}

@@ -679,7 +679,7 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		bn := "n/a"
 		if s.Verdict != nil {
 			bn = s.Verdict.Bottleneck
-			if !s.Saturated && bn != diagnose.None && !batch {
+			if !s.Saturated && bn != diagnose.None && bn != diagnose.Errors && !batch {
 				bn += " (kept up)"
 			}
 		}

@@ -165,6 +165,9 @@ func Predict(r *report.Result, p Profile) Prediction {
 		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the run was commit-flush bound (latency-bound at %d thread(s)): "+
 			"the prediction assumes enough concurrency to reach the profile's limits", r.Load.Threads))
 	}
+	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.Errors {
+		pr.Caveats = append(pr.Caveats, "too many of the run's requests failed (verdict errors): its costs per request include the failing ones' work and are not the workload's")
+	}
 	if r.Partial {
 		pr.Caveats = append(pr.Caveats, "the result is partial: its costs may not be representative")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -165,6 +166,15 @@ func TestUnlimited(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(pr.Caveats, "|"), UpperBoundCaveat) {
 		t.Errorf("caveats %q lack the upper bound", pr.Caveats)
+	}
+	if strings.Contains(strings.Join(pr.Caveats, "|"), "failed") {
+		t.Errorf("caveats %q speak of failures the run did not have", pr.Caveats)
+	}
+	// A run whose verdict is errors: its costs are said to be unreliable.
+	failed := *r
+	failed.Verdict = &diagnose.Verdict{Bottleneck: diagnose.Errors}
+	if pr := Predict(&failed, logOnly); !strings.Contains(strings.Join(pr.Caveats, "|"), "too many of the run's requests failed (verdict errors)") {
+		t.Errorf("errors verdict: caveats %q", pr.Caveats)
 	}
 	// With cores in the profile, CPU binds and nothing material is left out.
 	withCPU := Profile{Name: "with-cpu", Limits: Limits{LogMBPerSec: p64(0.1617), Cores: p64(2)}}

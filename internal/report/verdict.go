@@ -486,7 +486,7 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 			header = true
 		}
 		line := fmt.Sprintf("  %5s %s", row.label, v.Bottleneck)
-		if !row.step.Saturated && v.Bottleneck != diagnose.None {
+		if !row.step.Saturated && v.Bottleneck != diagnose.None && v.Bottleneck != diagnose.Errors {
 			// The step ran at its rate: what each request's time is made
 			// of, not where the rate tops out.
 			line += " (kept up)"
