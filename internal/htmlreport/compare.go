@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -216,6 +217,10 @@ func Compare(ins []Input) *Comparison {
 	return c
 }
 
+// counts are the figures that count things (a repeat's mean of them can
+// still have decimals).
+var counts = map[string]bool{"errors": true}
+
 // addFigure adds a row unless no result measured the figure. Repeats give
 // the mean (as the value) and the spread.
 func (c *Comparison) addFigure(key, label, group string, higher int, get func(*report.Result) *float64, stats bool) {
@@ -231,7 +236,11 @@ func (c *Comparison) addFigure(key, label, group string, higher int, get func(*r
 			}
 		}
 		any = any || v != nil
-		row.Cells = append(row.Cells, Cell{Text: opt(v), Value: v, Stat: st})
+		text := opt(v)
+		if counts[key] && v != nil && *v == math.Trunc(*v) && math.Abs(*v) < 1000 {
+			text = strconv.FormatFloat(*v, 'f', 0, 64) // a count: 3, not 3.000 (num has no decimals from 1,000)
+		}
+		row.Cells = append(row.Cells, Cell{Text: text, Value: v, Stat: st})
 	}
 	if !any {
 		return

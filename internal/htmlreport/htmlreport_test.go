@@ -632,6 +632,22 @@ func TestCompareCountFigures(t *testing.T) {
 	}
 }
 
+// TestCompareErrorsCount: errors are a count, printed without decimals
+// ("3", not "3.000"); a repeat's mean of them keeps its decimals.
+func TestCompareErrorsCount(t *testing.T) {
+	ins := load(t, fxTPCC, fxTPCC)
+	ins[0].Result.Summary.Errors = 3
+	ins[1].Result.Summary.Errors = 1200
+	r := rowsOf(Compare(ins))["errors"]
+	if len(r.Cells) != 2 || r.Cells[0].Text != "3" || r.Cells[1].Text != "1,200" {
+		t.Errorf("errors row %+v", r.Cells)
+	}
+	ins[1].Result.RepeatStats = map[string]*report.Stat{"errors": {Mean: 2.5}}
+	if r := rowsOf(Compare(ins))["errors"]; r.Cells[1].Text != "2.500" {
+		t.Errorf("mean of repeats: %q, want 2.500", r.Cells[1].Text)
+	}
+}
+
 func rowsOf(c *Comparison) map[string]Row {
 	rows := map[string]Row{}
 	for _, row := range c.Rows {
