@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -159,8 +160,8 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 	if cfg.Warmup > 0 {
 		each += fmt.Sprintf(" after %v warm-up", cfg.Warmup)
 	}
-	fmt.Fprintf(e.stdout, "running %s: %d batch sizes %v, %d threads, %s, closed loop, durability %s\n",
-		name, len(batches), batches, f.threads, each, info.Durability.Mode)
+	fmt.Fprintf(e.stdout, "running %s: %d batch sizes %v, %s, %s, closed loop, durability %s\n",
+		name, len(batches), batches, diagnose.Threads(f.threads), each, info.Durability.Mode)
 
 	var (
 		results []*runner.Result

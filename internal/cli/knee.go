@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/knee"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/report"
@@ -288,8 +289,8 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 	if f.stepWarmup > 0 {
 		warm = fmt.Sprintf("after %v warm-up", f.stepWarmup)
 	}
-	fmt.Fprintf(e.stdout, "each probe: one open-loop step of %v (%s), %s arrivals, late after %v, %d threads, durability %s\n",
-		f.stepDur, warm, f.open.arrival, f.open.lateAfter, f.threads, info.Durability.Mode)
+	fmt.Fprintf(e.stdout, "each probe: one open-loop step of %v (%s), %s arrivals, late after %v, %s, durability %s\n",
+		f.stepDur, warm, f.open.arrival, f.open.lateAfter, diagnose.Threads(f.threads), info.Durability.Mode)
 	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one\n",
 		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision))
 	switch sp.Retries {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/hostprof"
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
@@ -492,9 +493,9 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	}
 	var plan string
 	if cfg.Rate > 0 || len(cfg.Steps) > 0 {
-		plan = fmt.Sprintf("%d threads, %s", f.threads, report.OpenLoopPlan(report.LoadOf(cfg)))
+		plan = fmt.Sprintf("%s, %s", diagnose.Threads(f.threads), report.OpenLoopPlan(report.LoadOf(cfg)))
 	} else {
-		plan = fmt.Sprintf("%d threads", f.threads)
+		plan = diagnose.Threads(f.threads)
 		if f.ops > 0 {
 			plan += fmt.Sprintf(", %d requests", f.ops)
 		}
@@ -630,7 +631,7 @@ func (e *env) runIsolated(ctx context.Context, t target.Target, w workload.Workl
 	defer is.Isolate(-1)
 	cfg := runner.Config{Threads: f.threads, Interval: f.interval, Duration: f.isolate, Warmup: isolateWarmup}
 	ops := w.Ops()
-	fmt.Fprintf(e.stdout, "\nrunning each operation alone: %d threads, %v each after %v warm-up\n", f.threads, f.isolate, isolateWarmup)
+	fmt.Fprintf(e.stdout, "\nrunning each operation alone: %s, %v each after %v warm-up\n", diagnose.Threads(f.threads), f.isolate, isolateWarmup)
 	var out []report.Isolated
 	for op, name := range ops {
 		budget, why, err := is.IsolationBudget(ctx, t, op, f.threads)

@@ -354,6 +354,23 @@ func errorsVerdict(f Figures) (Candidate, bool) {
 	return c, true
 }
 
+// Threads writes a thread count: "1 thread", "4 threads".
+func Threads(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return strconv.Itoa(n) + " threads"
+}
+
+// verbS is the "s" of a present-tense verb after Threads(n): "1 thread
+// keeps", "2 threads keep".
+func verbS(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
+
 // MaxUnsaturatedBusy is the busy share of the cores below which a closed
 // loop with no bottleneck is said not to have loaded the database enough.
 const MaxUnsaturatedBusy = 0.7
@@ -372,13 +389,13 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 		// Writes to the embedded engine: one writer at a time whatever
 		// the threads (single inserts: +4% at 2 threads, lock waits 47%
 		// at 4), so the pace is one writer's.
-		evidence = fmt.Sprintf("%d threads keep the cores %.3g%% busy (< %.0f%%), but SQLite takes one writer at a time: its writes go at one writer's pace, which more threads do not raise",
-			f.Threads, 100**b, 100*MaxUnsaturatedBusy)
+		evidence = fmt.Sprintf("%s keep%s the cores %.3g%% busy (< %.0f%%), but SQLite takes one writer at a time: its writes go at one writer's pace, which more threads do not raise",
+			Threads(f.Threads), verbS(f.Threads), 100**b, 100*MaxUnsaturatedBusy)
 		s = Suggestion{Action: "several rows per transaction (one writer's commits are the pace; more threads would wait on the write lock)"}
 		return evidence, s, true
 	}
-	evidence = fmt.Sprintf("not saturated: %d threads keep the cores %.3g%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
-		f.Threads, 100**b, 100*MaxUnsaturatedBusy)
+	evidence = fmt.Sprintf("not saturated: %s keep%s the cores %.3g%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
+		Threads(f.Threads), verbS(f.Threads), 100**b, 100*MaxUnsaturatedBusy)
 	s = Suggestion{Action: fmt.Sprintf("more threads (-c %d) or an open-loop ramp (--rates) to find the ceiling", 2*f.Threads)}
 	return evidence, s, true
 }
@@ -393,7 +410,7 @@ func oneWriter(f Figures) bool {
 func topFigures(f Figures) []string {
 	var out []string
 	if f.RequestsPerSec != nil {
-		s := fmt.Sprintf("%s req/s with %d threads", num(*f.RequestsPerSec), f.Threads)
+		s := fmt.Sprintf("%s req/s with %s", num(*f.RequestsPerSec), Threads(f.Threads))
 		if f.MeanLatencyMs != nil {
 			s += fmt.Sprintf(", mean latency %.3f ms", *f.MeanLatencyMs)
 		}
@@ -602,7 +619,7 @@ func CommitFlushRule(f Figures) Candidate {
 	c.Matched, c.Score, c.Why = true, share, how
 	c.Evidence = append(c.Evidence, how)
 	if f.RequestsPerSec != nil {
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s req/s with %d threads: each worker waits for its own log flush on every commit", num(*f.RequestsPerSec), f.Threads))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s req/s with %s: each worker waits for its own log flush on every commit", num(*f.RequestsPerSec), Threads(f.Threads)))
 	}
 	gain := gainFromShare(share)
 	c.Suggestions = append(c.Suggestions, suggest("--durability relaxed"+bound, gain, f))

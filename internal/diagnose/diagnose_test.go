@@ -1045,3 +1045,20 @@ func TestErrorsVerdict(t *testing.T) {
 		t.Errorf("5%% failed: %s, rule %+v", v.Bottleneck, rule)
 	}
 }
+
+// TestOneThreadWording: the default -c 1 reads "1 thread keeps", not
+// "1 threads keep".
+func TestOneThreadWording(t *testing.T) {
+	if Threads(1) != "1 thread" || Threads(4) != "4 threads" {
+		t.Errorf("Threads: %q, %q", Threads(1), Threads(4))
+	}
+	v := Diagnose(Figures{HostBusy: p(0.48), Cores: p(2), ClientCPUPct: p(14), RequestsPerSec: p(1072), Threads: 1, MeanLatencyMs: p(0.93)})
+	ev := strings.Join(v.Evidence, "|")
+	if v.Bottleneck != None || !strings.Contains(ev, "1,072 req/s with 1 thread, mean") || !strings.Contains(ev, "not saturated: 1 thread keeps the cores 48% busy") {
+		t.Errorf("%s %q", v.Bottleneck, ev)
+	}
+	v = Diagnose(Figures{HostBusy: p(0.48), Cores: p(2), ClientCPUPct: p(14), RequestsPerSec: p(1072), Threads: 2, MeanLatencyMs: p(0.93)})
+	if ev := strings.Join(v.Evidence, "|"); !strings.Contains(ev, "not saturated: 2 threads keep the cores") {
+		t.Errorf("2 threads: %q", ev)
+	}
+}

@@ -192,7 +192,7 @@ func printIsolated(w io.Writer, r *Result) {
 	for _, o := range iso {
 		nameW = max(nameW, len(o.Op))
 	}
-	fmt.Fprintf(w, "\neach operation alone, after the mix (closed loop, %d threads; server costs per request)\n", iso[0].Threads)
+	fmt.Fprintf(w, "\neach operation alone, after the mix (closed loop, %s; server costs per request)\n", diagnose.Threads(iso[0].Threads))
 	fmt.Fprintf(w, "%-*s %6s %10s %9s %9s %10s %9s %9s %9s %9s %7s  %s\n", nameW, "operation", "secs", "req/s", "mean ms", "p99 ms",
 		"log B", "log syncs", "reads", "writes", "CPU µs", "errors", "bottleneck alone")
 	for _, o := range iso {
