@@ -46,7 +46,15 @@ type fullResult struct {
 		MBPerMin            *float64 `json:"mb_per_min"`
 		LogMBPerSec         *float64 `json:"log_mb_per_sec"`
 		LogBytesPerDataByte *float64 `json:"log_bytes_per_data_byte"`
+		Verdict             *struct {
+			Bottleneck string   `json:"bottleneck"`
+			Evidence   []string `json:"evidence"`
+		} `json:"verdict"`
 	} `json:"steps"`
+	Verdict *struct {
+		Bottleneck string   `json:"bottleneck"`
+		Evidence   []string `json:"evidence"`
+	} `json:"verdict"`
 	Figures map[string]float64 `json:"figures"`
 	Notes   []string           `json:"notes"`
 }
@@ -258,6 +266,21 @@ func TestBulkLoadBatchRamp(t *testing.T) {
 	}
 	if _, ok := r.Figures["index_build_s"]; ok || !strings.Contains(out, "batch-size steps") {
 		t.Fatalf("--no-index built indexes, or no batch table:\n%s", out)
+	}
+	// Each batch size has its own verdict; the run's is that of the size
+	// that loaded the most MB/min, and says so.
+	best := 0
+	for i, st := range r.Steps {
+		if st.Verdict == nil || st.Verdict.Bottleneck == "" || !strings.Contains(out, fmt.Sprintf("%6d %s", *st.Batch, st.Verdict.Bottleneck)) {
+			t.Fatalf("batch %d: verdict %+v, or not in the verdict per batch size:\n%s", *st.Batch, st.Verdict, out)
+		}
+		if *st.MBPerMin > *r.Steps[best].MBPerMin {
+			best = i
+		}
+	}
+	want := fmt.Sprintf("from the %d-row batches, the size that loaded the most (", *r.Steps[best].Batch)
+	if r.Verdict == nil || r.Verdict.Bottleneck != r.Steps[best].Verdict.Bottleneck || !strings.Contains(strings.Join(r.Verdict.Evidence, "|"), want) {
+		t.Fatalf("run verdict %+v, want batch %d's, saying %q", r.Verdict, *r.Steps[best].Batch, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ func BuildBatches(p Params, batches []int, runs []*runner.Result) (*Result, erro
 		res.Steps = append(res.Steps, batchStep(i, batches[i], r, p.Cores))
 		total += r.Elapsed.Seconds()
 	}
+	batchVerdicts(p, res, runs)
 	res.Load.DurationS = f64(total)
 	if p.Load.Duration > 0 {
 		res.Load.StepS = f64(p.Load.Duration.Seconds())
@@ -59,6 +61,36 @@ func BuildBatches(p Params, batches []int, runs []*runner.Result) (*Result, erro
 		res.Load.WarmupS = p.Load.Warmup.Seconds() * float64(len(runs))
 	}
 	return res, nil
+}
+
+// batchVerdicts diagnoses each batch size's closed-loop run on its own
+// (the merged figures mix batch sizes: a request of 1 row and one of 4,096
+// averaged into one req/s), and gives the run the verdict of the batch
+// size that loaded the most MB/min, the load at its best, saying so.
+func batchVerdicts(p Params, res *Result, runs []*runner.Result) {
+	best := -1
+	for i, r := range runs {
+		s := &res.Steps[i]
+		if s.Completed == 0 {
+			continue
+		}
+		one, err := Build(p, r)
+		if err != nil || one.Verdict == nil {
+			continue
+		}
+		s.Verdict = one.Verdict
+		if s.MBPerMin != nil && (best < 0 || *s.MBPerMin > *res.Steps[best].MBPerMin) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	s := res.Steps[best]
+	v := *s.Verdict
+	v.Evidence = append(append([]string{}, v.Evidence...),
+		fmt.Sprintf("from the %d-row batches, the size that loaded the most (%s MB/min)", *s.Batch, strconv.FormatFloat(*s.MBPerMin, 'f', 1, 64)))
+	res.Verdict = &v
 }
 
 // batchStep builds the step of one batch size from its closed-loop run.
@@ -124,4 +156,23 @@ func printBatches(w io.Writer, steps []Step) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "  log/data = log bytes written by the server ÷ data bytes loaded (by SQL type sizes); n/a = not measured.")
+	header := false
+	for _, s := range steps {
+		v := s.Verdict
+		if v == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "  verdict per batch size:")
+			header = true
+		}
+		line := fmt.Sprintf("  %6d %s", *s.Batch, v.Bottleneck)
+		if len(v.Evidence) > 0 {
+			line += " — " + v.Evidence[0]
+		}
+		if len(v.Suggestions) > 0 {
+			line += "; try " + v.Suggestions[0].Action + gainText(v.Suggestions[0])
+		}
+		fmt.Fprintln(w, line)
+	}
 }
