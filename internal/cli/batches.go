@@ -101,8 +101,8 @@ func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	if f.warmup < 0 {
 		errs = append(errs, fmt.Errorf("--warmup must be zero or more, got %v", f.warmup))
 	}
-	if f.interval <= 0 {
-		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
+	if f.interval < MinInterval {
+		errs = append(errs, fmt.Errorf("--interval must be at least %v (the kernel counts CPU time in 10 ms ticks, and each interval samples the server), got %v", MinInterval, f.interval))
 	}
 	if f.reportEvery <= 0 {
 		errs = append(errs, fmt.Errorf("--report-every must be positive, got %v", f.reportEvery))

@@ -156,8 +156,8 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--precision %w", err))
 	}
-	if f.interval <= 0 {
-		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
+	if f.interval < MinInterval {
+		errs = append(errs, fmt.Errorf("--interval must be at least %v (the kernel counts CPU time in 10 ms ticks, and each interval samples the server), got %v", MinInterval, f.interval))
 	}
 	errs = append(errs, f.open.validate(fs, true)...)
 	if err := w.Validate(); err != nil {

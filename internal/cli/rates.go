@@ -135,3 +135,9 @@ func cleanRate(r float64) float64 {
 // (at 100/s, no request at all) reported 2030% achieved and steps with no
 // request as saturated.
 const MinStep = 100 * time.Millisecond
+
+// MinInterval is the finest time series (--interval): CPU times come from
+// /proc in 10 ms ticks, so a 5 ms interval read 0% server CPU in one and
+// 100% host CPU in the next, and the samplers, which query the server
+// once an interval, fell behind (165 intervals in a 3 s run at 5 ms).
+const MinInterval = 100 * time.Millisecond

@@ -239,6 +239,8 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	if !ramp {
 		if f.duration < 0 || (f.duration == 0 && f.ops == 0) {
 			errs = append(errs, fmt.Errorf("--duration must be positive, got %v", f.duration))
+		} else if f.duration > 0 && f.duration < MinStep {
+			errs = append(errs, fmt.Errorf("--duration must be at least %v (a run measures rates over its duration; --ops N stops after N requests), got %v", MinStep, f.duration))
 		}
 		if f.ops < 0 {
 			errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
@@ -270,11 +272,11 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	if f.repeat < 1 {
 		errs = append(errs, fmt.Errorf("--repeat must be at least 1, got %d", f.repeat))
 	}
-	if f.interval <= 0 {
-		errs = append(errs, fmt.Errorf("--interval must be positive, got %v", f.interval))
+	if f.interval < MinInterval {
+		errs = append(errs, fmt.Errorf("--interval must be at least %v (the kernel counts CPU time in 10 ms ticks, and each interval samples the server), got %v", MinInterval, f.interval))
 	}
-	if f.isolate < 0 {
-		errs = append(errs, fmt.Errorf("--isolate must be zero or more, got %v", f.isolate))
+	if f.isolate < 0 || (f.isolate > 0 && f.isolate < MinStep) {
+		errs = append(errs, fmt.Errorf("--isolate must be 0 (skip) or at least %v, got %v", MinStep, f.isolate))
 	}
 	if f.reportEvery <= 0 {
 		errs = append(errs, fmt.Errorf("--report-every must be positive, got %v", f.reportEvery))

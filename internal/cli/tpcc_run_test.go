@@ -150,7 +150,7 @@ func TestRunTPCC(t *testing.T) {
 	if code, _, errs := runCLI(t, ctx, "run", "tpcc", "--db", db, "-R", "10", "--keying-thinking"); code != ExitUsage || !strings.Contains(errs, "--keying-thinking") {
 		t.Fatalf("--keying-thinking with -R: exit %d %q", code, errs)
 	}
-	if code, _, errs := runCLI(t, ctx, "run", "tpcc", "--db", db, "--isolate", "-1s"); code != ExitUsage || !strings.Contains(errs, "--isolate must be zero or more") {
+	if code, _, errs := runCLI(t, ctx, "run", "tpcc", "--db", db, "--isolate", "-1s"); code != ExitUsage || !strings.Contains(errs, "--isolate must be 0 (skip) or at least 100ms") {
 		t.Fatalf("--isolate -1s: exit %d %q", code, errs)
 	}
 }
