@@ -192,6 +192,10 @@ type Figures struct {
 	CacheHitRatio   *float64
 	DataReadsPerReq *float64
 	BusyWaitsPerReq *float64
+	// RowLockShare is the sessions' row-lock waits as a share of their
+	// time, from a server-wide counter (all sessions' waits over the
+	// workers' time), where no wait categories were sampled.
+	RowLockShare *float64
 
 	Errors        int64
 	ErrorsByClass map[string]int64
@@ -462,6 +466,8 @@ func topFigures(f Figures) []string {
 	}
 	if sh := shares(f.WaitMs); sh != nil {
 		out = append(out, "wait shares: "+describeShares(sh))
+	} else if f.RowLockShare != nil && *f.RowLockShare >= 0.005 {
+		out = append(out, fmt.Sprintf("row-lock waits %.0f%% of the sessions' time (the whole server's)", 100**f.RowLockShare))
 	}
 	if f.Errors > 0 {
 		out = append(out, fmt.Sprintf("%d errors", f.Errors))
@@ -1094,6 +1100,9 @@ func hostSplit(f Figures) (server, client, other float64, ok bool) {
 	return server, client, max(*f.HostBusy-server-client, 0), true
 }
 
+// rowLockHow says where RowLockShare comes from.
+const rowLockHow = "the server's row-lock wait time, all sessions', over the workers' time: no per-session waits sampled"
+
 // ContentionRule: sessions mostly wait for locks (or SQLite's busy lock).
 func ContentionRule(f Figures) Candidate {
 	c := Candidate{Rule: Rule{Name: Contention}}
@@ -1102,16 +1111,22 @@ func ContentionRule(f Figures) Candidate {
 	case sh != nil && sh[WaitLock] >= MinLockShare:
 		c.Matched, c.Score = true, sh[WaitLock]
 		c.Why = fmt.Sprintf("lock waits are %.0f%% of the sessions' time ≥ %.0f%%", 100*sh[WaitLock], 100*MinLockShare)
+	case sh == nil && f.RowLockShare != nil && *f.RowLockShare >= MinLockShare:
+		c.Matched, c.Score = true, math.Min(*f.RowLockShare, 1)
+		c.Why = fmt.Sprintf("row-lock waits are %.0f%% of the sessions' time ≥ %.0f%% (%s)", 100**f.RowLockShare, 100*MinLockShare, rowLockHow)
 	case f.BusyWaitsPerReq != nil && *f.BusyWaitsPerReq >= MinBusyWaitsPerReq && f.Threads > 1:
 		c.Matched, c.Score = true, math.Min(*f.BusyWaitsPerReq, 0.8)
 		c.Why = fmt.Sprintf("%.2f busy waits per request with %d writers ≥ %g", *f.BusyWaitsPerReq, f.Threads, MinBusyWaitsPerReq)
-	case sh == nil && f.BusyWaitsPerReq == nil:
+	case sh == nil && f.BusyWaitsPerReq == nil && f.RowLockShare == nil:
 		c.Why = "not applicable: lock waits not measured"
 		return c
 	default:
 		c.Why = "lock waits low"
-		if sh != nil {
+		switch {
+		case sh != nil:
 			c.Why = fmt.Sprintf("lock waits are %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLock], 100*MinLockShare)
+		case f.RowLockShare != nil:
+			c.Why = fmt.Sprintf("row-lock waits are %.0f%% of the sessions' time < %.0f%% (%s)", 100**f.RowLockShare, 100*MinLockShare, rowLockHow)
 		}
 		return c
 	}

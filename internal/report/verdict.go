@@ -397,6 +397,11 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 	if v, ok := c[target.CtrBusyWaits]; ok && f.Requests > 0 {
 		f.BusyWaitsPerReq = f64(v / float64(f.Requests))
 	}
+	if v, ok := c[target.CtrRowLockMs]; ok && f.WaitMs == nil && f.Threads > 0 && secs > 0 {
+		// Without sampled waits, the server's row-lock time over the
+		// workers' time (in an open loop they also idle: a lower share).
+		f.RowLockShare = f64(v / (float64(f.Threads) * secs * 1000))
+	}
 }
 
 func readsWrites(c map[string]float64) (r, w float64, ok bool) {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,26 @@ func TestForeignWorkNote(t *testing.T) {
 	n := build(1000, 4000).Notes
 	if len(n) != 1 || !strings.Contains(n[0], "4.0 transactions per request") {
 		t.Fatalf("a run with 4 commits per request: notes %q", n)
+	}
+}
+
+// TestRowLockShare: a MySQL run without sampled waits (performance_schema
+// off) has its row-lock share from the server's row-lock time over the
+// workers' time; with sampled waits it has none (they hold the row locks).
+func TestRowLockShare(t *testing.T) {
+	res := &Result{
+		Target:   target.Info{Engine: "mysql"},
+		Load:     Load{Model: "closed", Threads: 16},
+		Evidence: &Evidence{Seconds: 15, Counters: map[string]float64{target.CtrRowLockMs: 174723}},
+	}
+	f := runFigures(res, nil)
+	if f.RowLockShare == nil || math.Abs(*f.RowLockShare-0.728) > 0.001 {
+		t.Errorf("row-lock share %v, want 174,723 ms / (16 × 15 s) = 0.728", f.RowLockShare)
+	}
+	res.Evidence.Counters[target.CtrWaitLockMs] = 174723
+	res.Evidence.Counters[target.CtrWaitClientMs] = 60000
+	if f := runFigures(res, nil); f.RowLockShare != nil {
+		t.Errorf("with sampled waits: row-lock share %v, want none", *f.RowLockShare)
 	}
 }
 

@@ -358,6 +358,10 @@ const (
 	CtrRollbacks      = "rollbacks"        // transactions rolled back (server view)
 	CtrCheckpoints    = "checkpoints"      // checkpoints completed
 	CtrBusyWaits      = "busy_waits"       // lock attempts that found the lock busy (SQLite)
+	// CtrRowLockMs is the time sessions spent waiting for row locks, the
+	// whole server's (MySQL/MariaDB: Innodb_row_lock_time), readable where
+	// no per-session wait categories are sampled (performance_schema off).
+	CtrRowLockMs = "row_lock_ms"
 )
 
 // FileStat is cumulative IO for one database file.

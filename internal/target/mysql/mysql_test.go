@@ -753,3 +753,49 @@ func TestDurabilityAfterRestart(t *testing.T) {
 		t.Errorf("after Close: %s, want %s", got, before)
 	}
 }
+
+// TestRowLockCounter: a session that waits 400 ms for a row another holds
+// shows in the sampled row_lock_ms (Innodb_row_lock_time), which stands
+// for the lock waits where performance_schema is off.
+func TestRowLockCounter(t *testing.T) {
+	ctx := testCtx(t)
+	tg := openTarget(t, testDSN(t), target.DurabilityServer)
+	sampler := tg.(target.Sampler)
+	if err := tg.Schema().CreateTable(ctx, "rowlock", "id INT PRIMARY KEY, v INT NOT NULL"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Schema().DropTable(context.Background(), "rowlock") })
+	a, b := connect(t, tg), connect(t, tg)
+	mustExec(t, a, "INSERT INTO ceiling_rowlock VALUES (1, 0)")
+	s0, err := sampler.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, ok := s0.Counters[target.CtrRowLockMs]
+	if !ok {
+		t.Fatalf("no %s counter: %v", target.CtrRowLockMs, s0.Counters)
+	}
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "UPDATE ceiling_rowlock SET v = 1 WHERE id = 1")
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := b.Exec(ctx, "UPDATE ceiling_rowlock SET v = 2 WHERE id = ?", 1)
+		done <- err
+	}()
+	time.Sleep(400 * time.Millisecond)
+	mustExec(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(start)
+	s1, err := sampler.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s1.Counters[target.CtrRowLockMs] - before
+	t.Logf("row_lock_ms %+.0f for a wait of %v", d, waited.Round(time.Millisecond))
+	if d < 300 || d > float64(waited.Milliseconds())+200 {
+		t.Errorf("row_lock_ms grew by %.0f for one wait of %v", d, waited)
+	}
+}

@@ -146,6 +146,7 @@ func counters(status map[string]string) map[string]float64 {
 	copyTo(target.CtrDataWrites, "Innodb_data_writes")
 	copyTo(target.CtrDataBytesRead, "Innodb_data_read")
 	copyTo(target.CtrDataBytesWrite, "Innodb_data_written")
+	copyTo(target.CtrRowLockMs, "Innodb_row_lock_time")
 	if req, ok := num("Innodb_buffer_pool_read_requests"); ok {
 		out[target.CtrCacheReads] = req
 		if miss, ok := num("Innodb_buffer_pool_reads"); ok {
