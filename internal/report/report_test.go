@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -425,5 +427,25 @@ func TestRampNeverSaturated(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "no step saturated") {
 		t.Errorf("a saturated ramp (150 of 200/s) said none saturated: %q", res.Verdict.Evidence)
+	}
+}
+
+// TestWriteMode: a result file is readable by others (0644), as the HTML
+// report is; it used to keep its temporary file's 0600.
+func TestWriteMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix permission bits on Windows")
+	}
+	dir := t.TempDir()
+	path, err := Write(dir, &Result{Schema: Schema, ID: "mode-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("%s: mode %v, want -rw-r--r--", path, st.Mode().Perm())
 	}
 }

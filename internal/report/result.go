@@ -734,6 +734,12 @@ func Write(out string, res *Result) (string, error) {
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("write result: %w", err)
 	}
+	// A temporary file is created 0600; a result holds no secret (the DSN
+	// is redacted) and is read by others as the HTML report is.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("write result: %w", err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("write result: %w", err)
