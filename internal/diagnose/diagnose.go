@@ -309,7 +309,7 @@ var loadErrors = map[string]bool{"serialization": true, "lock_timeout": true, "s
 // FailedShare is the share of the attempted requests (successful plus
 // failed) that failed with errors other than loadErrors (a missing table,
 // a constraint violation, a lost connection, a workload finding nothing to
-// work on), and those failures by class; ok is false without any.
+// work on), and how many those were; ok is false without any.
 func FailedShare(f Figures) (share float64, failed int64, ok bool) {
 	for class, n := range f.ErrorsByClass {
 		if !loadErrors[class] {
@@ -329,20 +329,18 @@ func FailedShare(f Figures) (share float64, failed int64, ok bool) {
 func errorsVerdict(f Figures) (Candidate, bool) {
 	c := Candidate{Rule: Rule{Name: Errors}}
 	share, failed, ok := FailedShare(f)
-	switch {
-	case !ok:
+	if !ok {
 		c.Why = "no request failed but for lock or timeout errors"
 		return c, false
-	case share < MaxFailedShare:
-		c.Why = fmt.Sprintf("%s of %s requests failed (%.3g%%) < %.0f%%, leaving out lock and timeout errors",
-			num(float64(failed)), num(float64(f.Requests+f.Errors)), 100*share, 100*MaxFailedShare)
+	}
+	counts := fmt.Sprintf("%s of %s requests failed", num(float64(failed)), num(float64(f.Requests+f.Errors)))
+	if share < MaxFailedShare {
+		c.Why = fmt.Sprintf("%s (%.3g%%) < %.0f%%, leaving out lock and timeout errors", counts, 100*share, 100*MaxFailedShare)
 		return c, false
 	}
 	c.Matched, c.Score = true, round(share, 3)
-	c.Why = fmt.Sprintf("%s of %s requests failed (%.3g%%) ≥ %.0f%%, leaving out lock and timeout errors",
-		num(float64(failed)), num(float64(f.Requests+f.Errors)), 100*share, 100*MaxFailedShare)
-	c.Evidence = append(c.Evidence, fmt.Sprintf("%s of %s requests failed (%.3g%% ≥ %.0f%%)",
-		num(float64(failed)), num(float64(f.Requests+f.Errors)), 100*share, 100*MaxFailedShare))
+	c.Why = fmt.Sprintf("%s (%.3g%%) ≥ %.0f%%, leaving out lock and timeout errors", counts, 100*share, 100*MaxFailedShare)
+	c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%.3g%% ≥ %.0f%%)", counts, 100*share, 100*MaxFailedShare))
 	classes := make([]string, 0, len(f.ErrorsByClass))
 	for class, n := range f.ErrorsByClass {
 		if n > 0 {
