@@ -17,6 +17,7 @@ func (e *env) checkCmd() *cobra.Command {
 	parent := &cobra.Command{
 		Use:                "check WORKLOAD [flags]",
 		Short:              "Check a workload's data for consistency (tpcc: the conditions of TPC-C clause 3.3.2)",
+		Example:            "  ceiling check tpcc --db postgres://postgres@localhost/postgres",
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {

@@ -149,12 +149,14 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// workloadParent builds "run", "prepare" or "cleanup" with one subcommand per
-// workload, so each workload's own flags appear in its --help.
-func (e *env) workloadParent(use, short string, sub func(name string) *cobra.Command) *cobra.Command {
+// workloadParent builds "run", "knee", "prepare" or "cleanup" with one
+// subcommand per workload, so each workload's own flags appear in its
+// --help; example shows the command's common forms in the parent's.
+func (e *env) workloadParent(use, short, example string, sub func(name string) *cobra.Command) *cobra.Command {
 	parent := &cobra.Command{
-		Use:   use + " WORKLOAD [flags]",
-		Short: short,
+		Use:     use + " WORKLOAD [flags]",
+		Short:   short,
+		Example: example + "\n  ceiling " + use + " WORKLOAD --help                    # that workload's own flags",
 		// Flags belong to the workload subcommands; an unknown workload
 		// must be reported as such, not as an unknown flag.
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},

@@ -400,3 +400,41 @@ func TestOutResultFile(t *testing.T) {
 		t.Fatalf("result at %s, want a run-named file inside the directory %s", path, asDir)
 	}
 }
+
+// TestParentExamples: `ceiling run|knee|prepare|cleanup|check --help`
+// show examples, and every example's flags exist: each one, run with
+// --help added, exits 0 (cobra parses the flags before printing help, so
+// a misspelt flag would fail).
+func TestParentExamples(t *testing.T) {
+	for _, cmd := range []string{"run", "knee", "prepare", "cleanup", "check"} {
+		code, out, _ := runCLI(t, context.Background(), cmd, "--help")
+		i := strings.Index(out, "Examples:\n")
+		if code != 0 || i < 0 {
+			t.Fatalf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+		}
+		n := 0
+		for _, line := range strings.Split(out[i+len("Examples:\n"):], "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				break
+			}
+			if j := strings.Index(line, "#"); j >= 0 {
+				line = strings.TrimSpace(line[:j])
+			}
+			args := strings.Fields(strings.ReplaceAll(line, "'", ""))
+			if len(args) < 3 || args[0] != "ceiling" || args[1] != cmd {
+				t.Fatalf("%s example %q", cmd, line)
+			}
+			if args[2] == "WORKLOAD" {
+				continue
+			}
+			n++
+			if code, _, errOut := runCLI(t, context.Background(), append(args[1:], "--help")...); code != 0 {
+				t.Errorf("example %q with --help: exit %d: %s", line, code, errOut)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s --help: no runnable example", cmd)
+		}
+	}
+}

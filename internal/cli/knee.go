@@ -45,7 +45,8 @@ const (
 )
 
 func (e *env) kneeCmd() *cobra.Command {
-	return e.workloadParent("knee", "Search the highest request rate that meets a latency/lateness objective", e.kneeWorkloadCmd)
+	return e.workloadParent("knee", "Search the highest request rate that meets a latency/lateness objective", `  ceiling knee single-inserts --slo 'p99<50ms,late<1%'
+  ceiling knee direct-selects --slo 'p99<5ms' -c 8 --step-duration 5s --db postgres://postgres@localhost/postgres`, e.kneeWorkloadCmd)
 }
 
 func (e *env) kneeWorkloadCmd(name string) *cobra.Command {

@@ -18,7 +18,8 @@ import (
 )
 
 func (e *env) prepareCmd() *cobra.Command {
-	return e.workloadParent("prepare", "Create a workload's tables and load its data, without running it", func(name string) *cobra.Command {
+	return e.workloadParent("prepare", "Create a workload's tables and load its data, without running it", `  ceiling prepare tpcc --warehouses 10 --db postgres://postgres@localhost/postgres
+  ceiling prepare tpcc --warehouses 2 --load-threads 4 --db mysql://root@127.0.0.1:3306/test`, func(name string) *cobra.Command {
 		meta, _ := all.Registry().Lookup(name)
 		w := meta.New()
 		f := &targetFlags{durability: "server"}
@@ -62,7 +63,8 @@ func (e *env) prepareCmd() *cobra.Command {
 }
 
 func (e *env) cleanupCmd() *cobra.Command {
-	return e.workloadParent("cleanup", "Drop a workload's tables (only objects ceiling created)", func(name string) *cobra.Command {
+	return e.workloadParent("cleanup", "Drop a workload's tables (only objects ceiling created)", `  ceiling cleanup tpcc --db postgres://postgres@localhost/postgres
+  ceiling cleanup inserts-deletes                  # sqlite:ceiling.db; the file goes when nothing of ceiling's is left`, func(name string) *cobra.Command {
 		meta, _ := all.Registry().Lookup(name)
 		w := meta.New()
 		f := &targetFlags{durability: "server"}

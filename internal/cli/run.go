@@ -100,7 +100,10 @@ func (o *openFlags) validate(fs *pflag.FlagSet, open bool) []error {
 }
 
 func (e *env) runCmd() *cobra.Command {
-	return e.workloadParent("run", "Prepare a workload's data, run it, and report the result", e.runWorkloadCmd)
+	return e.workloadParent("run", "Prepare a workload's data, run it, and report the result", `  ceiling run inserts-deletes -c 4 -T 20s          # sqlite:ceiling.db, closed loop
+  ceiling run single-inserts --durability relaxed --db postgres://postgres@localhost/postgres
+  ceiling run mixed --rates 100:1000:100 --step 20s -c 8   # open-loop ramp
+  ceiling run tpcc -c 8 -T 60s --db mysql://root@127.0.0.1:3306/test   # after ceiling prepare tpcc`, e.runWorkloadCmd)
 }
 
 func (e *env) runWorkloadCmd(name string) *cobra.Command {
