@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
 
 // runCLI runs ceiling in-process and returns its exit code, stdout and stderr.
@@ -402,15 +404,22 @@ func TestOutResultFile(t *testing.T) {
 }
 
 // TestParentExamples: `ceiling run|knee|prepare|cleanup|check --help`
-// show examples, and every example's flags exist: each one, run with
-// --help added, exits 0 (cobra parses the flags before printing help, so
-// a misspelt flag would fail).
+// and each workload's own help show examples, and every example's flags
+// exist: each one, run with --help added, exits 0 (cobra parses the flags
+// before printing help, so a misspelt flag would fail).
 func TestParentExamples(t *testing.T) {
-	for _, cmd := range []string{"run", "knee", "prepare", "cleanup", "check"} {
-		code, out, _ := runCLI(t, context.Background(), cmd, "--help")
+	cmds := [][]string{{"run"}, {"knee"}, {"prepare"}, {"cleanup"}, {"check"}, {"check", "tpcc"}}
+	for _, m := range all.Registry() {
+		for _, parent := range []string{"run", "knee", "prepare", "cleanup"} {
+			cmds = append(cmds, []string{parent, m.Name})
+		}
+	}
+	for _, path := range cmds {
+		cmd := path[0]
+		code, out, _ := runCLI(t, context.Background(), append(path, "--help")...)
 		i := strings.Index(out, "Examples:\n")
 		if code != 0 || i < 0 {
-			t.Fatalf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+			t.Fatalf("%v --help: exit %d, no examples:\n%s", path, code, out)
 		}
 		n := 0
 		for _, line := range strings.Split(out[i+len("Examples:\n"):], "\n") {
