@@ -148,6 +148,11 @@ func TestCleanupPostgresSchema(t *testing.T) {
 	if !strings.Contains(out, "dropped schema ceiling") || schemas() != 0 {
 		t.Fatalf("cleanup: %q, schema left: %d", out, schemas())
 	}
+	// Again, with nothing there: no claim of a schema dropped.
+	out = mustCLI(t, "cleanup", "single-inserts", "--db", dsn)
+	if strings.Contains(out, "dropped schema") || !strings.Contains(out, "no ceiling table left, and no schema ceiling") {
+		t.Fatalf("second cleanup: %q", out)
+	}
 
 	mustCLI(t, "prepare", "single-inserts", "--db", dsn)
 	execOn(t, dsn, "CREATE TABLE ceiling.theirs (x int)")

@@ -138,6 +138,12 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 		fmt.Fprintf(e.stdout, "kept ceiling's other tables: %s\n", strings.Join(left, ", "))
 		return nil
 	}
+	hadNamespace := true
+	if nh, ok := t.Schema().(target.NamespaceHolder); ok {
+		if hadNamespace, err = nh.HasNamespace(ctx); err != nil {
+			return fmt.Errorf("cleanup %s: %w", name, err)
+		}
+	}
 	if err := t.Schema().DropAll(ctx); err != nil {
 		// Someone else's objects in ceiling's namespace: keep it.
 		fmt.Fprintf(e.stdout, "kept ceiling's namespace: %s\n", oneLine(err.Error()))
@@ -145,7 +151,11 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 	}
 	switch info := t.Info(); info.Engine {
 	case "postgres":
-		fmt.Fprintln(e.stdout, "no ceiling table left: dropped schema ceiling")
+		if hadNamespace {
+			fmt.Fprintln(e.stdout, "no ceiling table left: dropped schema ceiling")
+		} else {
+			fmt.Fprintln(e.stdout, "no ceiling table left, and no schema ceiling")
+		}
 	case "sqlite":
 		path := strings.TrimPrefix(info.DSN, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

@@ -318,6 +318,13 @@ type Schema interface {
 	DropAll(ctx context.Context) error
 }
 
+// NamespaceHolder is implemented by schemas whose namespace is an object
+// of its own (PostgreSQL's ceiling schema): HasNamespace says whether it
+// exists, so that cleanup only reports dropping one that was there.
+type NamespaceHolder interface {
+	HasNamespace(ctx context.Context) (bool, error)
+}
+
 // ErrForeignObject is returned when an object in ceiling's namespace exists
 // but was not created by ceiling.
 var ErrForeignObject = errors.New("object exists but was not created by ceiling; refusing to touch it")

@@ -179,6 +179,20 @@ func (s schema) Tables(ctx context.Context) ([]string, error) {
 // table, view or foreign table in it. Anything else in there is someone's
 // work and makes DropAll refuse (ErrForeignObject) without dropping
 // anything.
+// HasNamespace implements target.NamespaceHolder: whether a schema named
+// ceiling exists (ceiling's or not).
+func (s schema) HasNamespace(ctx context.Context) (bool, error) {
+	var st objState
+	err := s.t.withAdmin(ctx, func(c *pgx.Conn) error {
+		var err error
+		st, err = schemaState(ctx, c)
+		return err
+	})
+	return st != missing, err
+}
+
+var _ target.NamespaceHolder = schema{}
+
 func (s schema) DropAll(ctx context.Context) error {
 	return s.t.withAdmin(ctx, func(c *pgx.Conn) error {
 		st, err := schemaState(ctx, c)

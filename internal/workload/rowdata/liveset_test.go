@@ -12,7 +12,7 @@ import (
 // free for the worker that asks, so no Take may come back empty, though
 // the rows move between shards the scan has passed and those it has not.
 func TestTakeWithARowPerWorker(t *testing.T) {
-	const workers, rounds = 4, 500000
+	const workers, rounds = 4, 200000
 	s := NewLiveSet(0)
 	for i := 0; i < workers; i++ {
 		s.Add(s.NextID(), 400)
