@@ -164,3 +164,26 @@ func TestCleanupPostgresSchema(t *testing.T) {
 		t.Fatalf("their table: %v", v)
 	}
 }
+
+// TestPrepareSaysWhatRunUses: a row workload's prepare says that run loads
+// its own copy (it does: the table is made again), TPC-C's help that run
+// uses the prepared dataset.
+func TestPrepareSaysWhatRunUses(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	out := mustCLI(t, "prepare", "direct-selects", "--db", db, "--rows", "100")
+	if !strings.Contains(out, "note: `ceiling run direct-selects` loads a fresh copy of its own") {
+		t.Errorf("prepare direct-selects: %q", out)
+	}
+	if _, help, _ := runCLI(t, context.Background(), "prepare", "direct-selects", "--help"); !strings.Contains(help, "load a fresh copy of their own before measuring") {
+		t.Errorf("prepare direct-selects --help: %q", help)
+	}
+	if _, help, _ := runCLI(t, context.Background(), "prepare", "tpcc", "--help"); !strings.Contains(help, "`ceiling run tpcc` and `ceiling knee tpcc` use this dataset as it is") {
+		t.Errorf("prepare tpcc --help: %q", help)
+	}
+	// And run does load its own: 50 rows, not the 100 prepared.
+	dir := filepath.Join(t.TempDir(), "out")
+	mustCLI(t, "run", "direct-selects", "--db", db, "--rows", "50", "--ops", "10", "--no-probe", "--out", dir)
+	if n := queryInts(t, db, "SELECT count(*) FROM ceiling_rows", 1)[0]; n != 50 {
+		t.Errorf("after run --rows 50: %d rows", n)
+	}
+}

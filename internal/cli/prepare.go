@@ -23,9 +23,19 @@ func (e *env) prepareCmd() *cobra.Command {
 		meta, _ := all.Registry().Lookup(name)
 		w := meta.New()
 		f := &targetFlags{durability: "server"}
+		_, reused := w.(workload.Attacher)
+		long := "Create the tables of " + name + " and load their data, without running anything.\n\n"
+		if reused {
+			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` use this dataset as it is (and refuse to run without one)."
+		} else {
+			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` load a fresh copy of their own before measuring\n" +
+				"(runs change rows, and each starts from the same data), so this copy is for\n" +
+				"looking at the tables or using them with other tools; `ceiling cleanup " + name + "` drops them."
+		}
 		cmd := &cobra.Command{
 			Use:     name + " [flags]",
 			Short:   "prepare " + name,
+			Long:    long,
 			Example: fmt.Sprintf("  ceiling prepare %s --db sqlite:/tmp/bench.db", name),
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,6 +63,9 @@ func (e *env) prepareCmd() *cobra.Command {
 					return fmt.Errorf("prepare %s: %w", name, err)
 				}
 				fmt.Fprintf(e.stdout, "prepared %s on %s in %.1fs\n", name, t.Info().DSN, time.Since(start).Seconds())
+				if !reused {
+					fmt.Fprintf(e.stdout, "note: `ceiling run %s` loads a fresh copy of its own; these tables stay until `ceiling cleanup %s`\n", name, name)
+				}
 				return nil
 			},
 		}
