@@ -166,24 +166,70 @@ func TestCleanupPostgresSchema(t *testing.T) {
 }
 
 // TestPrepareSaysWhatRunUses: a row workload's prepare says that run loads
-// its own copy (it does: the table is made again), TPC-C's help that run
-// uses the prepared dataset.
+// its own copy (it does: the table is made again), a select workload's
+// that run --reuse uses it, TPC-C's help that run uses the prepared
+// dataset.
 func TestPrepareSaysWhatRunUses(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
-	out := mustCLI(t, "prepare", "direct-selects", "--db", db, "--rows", "100")
-	if !strings.Contains(out, "note: `ceiling run direct-selects` loads a fresh copy of its own") {
-		t.Errorf("prepare direct-selects: %q", out)
+	out := mustCLI(t, "prepare", "updates", "--db", db, "--rows", "100")
+	if !strings.Contains(out, "note: `ceiling run updates` loads a fresh copy of its own") {
+		t.Errorf("prepare updates: %q", out)
 	}
-	if _, help, _ := runCLI(t, context.Background(), "prepare", "direct-selects", "--help"); !strings.Contains(help, "load a fresh copy of their own before measuring") {
-		t.Errorf("prepare direct-selects --help: %q", help)
+	if _, help, _ := runCLI(t, context.Background(), "prepare", "updates", "--help"); !strings.Contains(help, "load a fresh copy of their own before measuring") {
+		t.Errorf("prepare updates --help: %q", help)
+	}
+	if out := mustCLI(t, "prepare", "direct-selects", "--db", db, "--rows", "100"); !strings.Contains(out, "note: `ceiling run direct-selects --reuse` (same --rows and --tables) uses these tables") {
+		t.Errorf("prepare direct-selects: %q", out)
 	}
 	if _, help, _ := runCLI(t, context.Background(), "prepare", "tpcc", "--help"); !strings.Contains(help, "`ceiling run tpcc` and `ceiling knee tpcc` use this dataset as it is") {
 		t.Errorf("prepare tpcc --help: %q", help)
 	}
 	// And run does load its own: 50 rows, not the 100 prepared.
 	dir := filepath.Join(t.TempDir(), "out")
-	mustCLI(t, "run", "direct-selects", "--db", db, "--rows", "50", "--ops", "10", "--no-probe", "--out", dir)
+	mustCLI(t, "run", "updates", "--db", db, "--rows", "50", "--ops", "10", "--no-probe", "--out", dir)
 	if n := queryInts(t, db, "SELECT count(*) FROM ceiling_rows", 1)[0]; n != 50 {
 		t.Errorf("after run --rows 50: %d rows", n)
+	}
+}
+
+// TestReusePrepared: a read-only workload's run --reuse uses the table
+// prepare made (a row changed by hand stays changed) on SQLite, PostgreSQL
+// and MariaDB; a table of another size, or a missing one, is refused
+// naming the counts; without --reuse the run loads a fresh copy (the
+// change is gone); prepare refuses --reuse.
+func TestReusePrepared(t *testing.T) {
+	for name, dsn := range everyEngine(t) {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			mustCLI(t, "prepare", "direct-selects", "--db", dsn, "--rows", "300")
+			t.Cleanup(func() { runCLI(t, context.Background(), "cleanup", "direct-selects", "--db", dsn) })
+			withConn(t, dsn, func(ctx context.Context, c target.Conn, prefix string) {
+				if _, err := c.Exec(ctx, "UPDATE "+prefix+"rows SET int_col = -12345 WHERE row_id = 1"); err != nil {
+					t.Fatal(err)
+				}
+			})
+			marker := func() int64 {
+				return queryInts(t, dsn, "SELECT count(*) FROM {ns}rows WHERE int_col = -12345", 1)[0]
+			}
+			o := mustCLI(t, "run", "direct-selects", "--db", dsn, "--rows", "300", "--reuse", "--ops", "200", "-c", "2", "--no-probe", "--out", out)
+			if !strings.Contains(o, "reusing the prepared table: 300 rows (checked: count and highest id)") || marker() != 1 {
+				t.Fatalf("run --reuse: marker rows %d, output:\n%s", marker(), o)
+			}
+			code, _, errs := runCLI(t, context.Background(), "run", "sequential-selects", "--db", dsn, "--rows", "400", "--reuse", "--ops", "5", "--no-probe", "--out", out)
+			if code != ExitRun || !strings.Contains(errs, "rows holds 300 rows with ids up to 300, not the 400 (ids 1 to 400) of --rows 400 --tables 1") {
+				t.Fatalf("--rows 400 --reuse on 300 rows: exit %d, %q", code, errs)
+			}
+			code, _, errs = runCLI(t, context.Background(), "run", "indirect-selects", "--db", dsn, "--rows", "300", "--tables", "3", "--reuse", "--ops", "5", "--no-probe", "--out", out)
+			if code != ExitRun || !strings.Contains(errs, "--reuse: no ceiling table") {
+				t.Fatalf("--tables 3 --reuse: exit %d, %q", code, errs)
+			}
+			if code, _, errs := runCLI(t, context.Background(), "prepare", "direct-selects", "--db", dsn, "--reuse"); code != ExitUsage || !strings.Contains(errs, "--reuse applies to run and knee") {
+				t.Fatalf("prepare --reuse: exit %d, %q", code, errs)
+			}
+			mustCLI(t, "run", "direct-selects", "--db", dsn, "--rows", "300", "--ops", "10", "--no-probe", "--out", out)
+			if marker() != 0 {
+				t.Fatal("a run without --reuse kept the prepared table")
+			}
+		})
 	}
 }

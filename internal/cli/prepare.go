@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -24,10 +25,18 @@ func (e *env) prepareCmd() *cobra.Command {
 		w := meta.New()
 		f := &targetFlags{durability: "server"}
 		_, reused := w.(workload.Attacher)
+		probe := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		w.Flags(probe)
+		reusable := probe.Lookup("reuse") != nil // a read-only row workload
 		long := "Create the tables of " + name + " and load their data, without running anything.\n\n"
-		if reused {
+		switch {
+		case reused:
 			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` use this dataset as it is (and refuse to run without one)."
-		} else {
+		case reusable:
+			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` load a fresh copy of their own before measuring,\n" +
+				"unless given --reuse (with the same --rows and --tables): then they check and use these tables,\n" +
+				"which saves the load on a large table; `ceiling cleanup " + name + "` drops them."
+		default:
 			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` load a fresh copy of their own before measuring\n" +
 				"(runs change rows, and each starts from the same data), so this copy is for\n" +
 				"looking at the tables or using them with other tools; `ceiling cleanup " + name + "` drops them."
@@ -41,6 +50,9 @@ func (e *env) prepareCmd() *cobra.Command {
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				if err := w.Validate(); err != nil {
 					return &UsageError{Err: err}
+				}
+				if cmd.Flags().Changed("reuse") {
+					return usagef("--reuse applies to run and knee, which then use the tables prepare made")
 				}
 				ctx := cmd.Context()
 				t, err := e.openTarget(ctx, f, 1, false)
@@ -63,7 +75,10 @@ func (e *env) prepareCmd() *cobra.Command {
 					return fmt.Errorf("prepare %s: %w", name, err)
 				}
 				fmt.Fprintf(e.stdout, "prepared %s on %s in %.1fs\n", name, t.Info().DSN, time.Since(start).Seconds())
-				if !reused {
+				switch {
+				case reusable:
+					fmt.Fprintf(e.stdout, "note: `ceiling run %s --reuse` (same --rows and --tables) uses these tables; without --reuse it loads a fresh copy\n", name)
+				case !reused:
 					fmt.Fprintf(e.stdout, "note: `ceiling run %s` loads a fresh copy of its own; these tables stay until `ceiling cleanup %s`\n", name, name)
 				}
 				return nil

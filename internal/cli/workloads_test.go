@@ -137,15 +137,22 @@ func TestRowWorkloadsServers(t *testing.T) {
 	}
 }
 
-// TestUpdatesRowPerWorker: updates with as many rows as workers, the
-// fewest run accepts (TestBadInput has one fewer), on each engine: every
-// request finds a row of its own, none fails.
-func TestUpdatesRowPerWorker(t *testing.T) {
+// everyEngine returns a DSN per engine: a new SQLite file and each test
+// server (serverDSN: skipped off CI when unset).
+func everyEngine(t *testing.T) map[string]string {
+	t.Helper()
 	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "t.db")}
 	for _, ec := range engineCases {
 		dsns[ec.name] = serverDSN(t, ec.env)
 	}
-	for name, dsn := range dsns {
+	return dsns
+}
+
+// TestUpdatesRowPerWorker: updates with as many rows as workers, the
+// fewest run accepts (TestBadInput has one fewer), on each engine: every
+// request finds a row of its own, none fails.
+func TestUpdatesRowPerWorker(t *testing.T) {
+	for name, dsn := range everyEngine(t) {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			code, stdout, stderr := runCLI(t, context.Background(), "run", "updates", "--db", dsn, "-c", "4", "--rows", "4", "--ops", "2000", "--no-probe", "--out", out)

@@ -21,7 +21,7 @@ import (
 var Meta = workload.Meta{
 	Name:        "direct-selects",
 	Description: "single-row selects (all columns) of a ~400-byte row by a random live id",
-	New:         func() workload.Workload { return &DirectSel{Base: rowdata.Base{MinRows: 1}} },
+	New:         func() workload.Workload { return &DirectSel{Base: rowdata.Base{MinRows: 1, ReadOnly: true}} },
 }
 
 // OpSelect is the only operation.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +66,7 @@ func CreateAndLoad(ctx context.Context, t target.Target, table string, n int64, 
 	}
 	defer conn.Close()
 
-	rng := rand.New(rand.NewPCG(uint64(n), 0x5eed))
+	rng := dataRand(n)
 	full := multiInsertSQL(d, table, loadBatch)
 	args := make([]any, 0, loadBatch*NumColumns)
 	var row Row
@@ -146,6 +147,12 @@ type Base struct {
 	// workloads that read or change existing rows). Set by the workload's
 	// constructor.
 	MinRows int64
+	// ReadOnly marks a workload that never changes the rows (the
+	// selects): it offers --reuse. Set by the workload's constructor.
+	ReadOnly bool
+	// Reuse (--reuse): Prepare takes the tables a `ceiling prepare` left,
+	// checked, instead of loading a fresh copy.
+	Reuse bool
 
 	// Live holds one live-id set per table, in table order.
 	Live []*LiveSet
@@ -156,6 +163,9 @@ func (b *Base) Flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&b.Rows, "rows", 10000, "rows to pre-populate before the test, in total over the --tables (small enough to stay in cache)")
 	fs.IntVar(&b.NTables, "tables", 1, "spread the rows over this many identical tables; each request picks one at random (the sources used 51)")
 	fs.Uint64Var(&b.Seed, "seed", 1, "random seed for data and choices")
+	if b.ReadOnly {
+		fs.BoolVar(&b.Reuse, "reuse", false, "use the tables a `ceiling prepare` of this workload left (same --rows and --tables; checked) instead of loading a fresh copy")
+	}
 }
 
 // tables returns the table count, 1 when unset.
@@ -237,8 +247,12 @@ func (b *Base) TableRows(i int) int64 {
 	return r
 }
 
-// Prepare (re)creates the row tables and loads --rows rows into them.
+// Prepare (re)creates the row tables and loads --rows rows into them, or,
+// with --reuse, takes the ones there are (reuse).
 func (b *Base) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	if b.Reuse {
+		return b.reuse(ctx, t, progress)
+	}
 	names := b.Tables()
 	b.Live = make([]*LiveSet, len(names))
 	start, lastReport := time.Now(), time.Now()
@@ -257,6 +271,75 @@ func (b *Base) Prepare(ctx context.Context, t target.Target, progress io.Writer)
 		}
 	}
 	return nil
+}
+
+// reuse takes the row tables as a `ceiling prepare` left them, for a
+// workload that only reads them: each must be ceiling's, hold exactly its
+// share of --rows with ids 1 to that share (a count and a max over the
+// table: one scan). The live ids and their sizes are generated again as
+// the load made them (the data depends on the table's row count only),
+// without touching the database.
+func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) error {
+	have, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return err
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	names := b.Tables()
+	b.Live = make([]*LiveSet, len(names))
+	again := fmt.Sprintf("run `ceiling prepare` with the same --rows %d --tables %d first, or leave out --reuse", b.Rows, b.tables())
+	for i, name := range names {
+		n := b.TableRows(i)
+		if !slices.Contains(have, name) {
+			return fmt.Errorf("--reuse: no ceiling table %s: %s", t.Dialect().Table(name), again)
+		}
+		rows, err := conn.Query(ctx, "SELECT count(*), coalesce(max(row_id), 0) FROM "+t.Dialect().Table(name))
+		if err != nil {
+			return fmt.Errorf("--reuse: count the rows of %s: %w", t.Dialect().Table(name), err)
+		}
+		var count, maxID int64
+		if rows.Next() {
+			err = rows.Scan(&count, &maxID)
+		}
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("--reuse: count the rows of %s: %w", t.Dialect().Table(name), err)
+		}
+		if count != n || maxID != n {
+			return fmt.Errorf("--reuse: %s holds %d rows with ids up to %d, not the %d (ids 1 to %d) of --rows %d --tables %d: %s",
+				t.Dialect().Table(name), count, maxID, n, n, b.Rows, b.tables(), again)
+		}
+		b.Live[i] = NewLiveSet(n)
+		rng := dataRand(n)
+		var row Row
+		for id := int64(1); id <= n; id++ {
+			Fill(&row, rng, id)
+			b.Live[i].Add(id, row.Bytes())
+		}
+	}
+	if progress != nil {
+		what := "table"
+		if len(names) > 1 {
+			what = fmt.Sprintf("%d tables", len(names))
+		}
+		fmt.Fprintf(progress, "  reusing the prepared %s: %d rows (checked: count and highest id)\n", what, b.Rows)
+	}
+	return nil
+}
+
+// dataRand is the source of a table's data: it depends on the table's row
+// count only, so a reuse can generate the same rows again.
+func dataRand(n int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(n), 0x5eed))
 }
 
 // PickTable draws a table index uniformly.
