@@ -473,6 +473,9 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	if n := res.Target.Durability.Note; n != "" {
 		res.Notes = append(res.Notes, "durability: "+n)
 	}
+	if n := res.Target.NamespaceLock; n != "" {
+		res.Notes = append(res.Notes, "namespace lock: "+n)
+	}
 	if r.Evidence != nil {
 		ev := &Evidence{Seconds: r.Evidence.Seconds, Counters: r.Evidence.Counters, PerSec: map[string]float64{}}
 		for k, v := range ev.Counters {

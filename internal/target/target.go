@@ -107,6 +107,26 @@ type Info struct {
 	// Empty where there is no connection (SQLite) or it was not told.
 	// Encryption costs CPU on both sides of every request.
 	TLS string `json:"tls,omitempty"`
+	// NamespaceLock tells what happened to the namespace lock (Exclusive)
+	// during the run, when something did: ceiling's sessions were lost (a
+	// restart, an administrator ending them) and the lock with them, and
+	// it was taken again, or another session had it by then.
+	NamespaceLock string `json:"namespace_lock,omitempty"`
+}
+
+// LockNote is Info.NamespaceLock after ceiling's sessions were lost at at:
+// the lock taken again, or the session that has it (holder describes it,
+// "" when it cannot tell).
+func LockNote(at time.Time, retaken bool, holder func() string) string {
+	s := "at " + at.UTC().Format("15:04:05 UTC") + " ceiling's sessions were lost, and the namespace lock with them: "
+	if retaken {
+		return s + "taken again"
+	}
+	who := holder()
+	if who == "" {
+		who = "another session"
+	}
+	return s + who + " holds it now: a second ceiling may have changed this run's tables since"
 }
 
 // TLSOff is Info.TLS for an unencrypted connection.

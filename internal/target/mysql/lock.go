@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -36,6 +37,35 @@ func (t *myTarget) lockNamespace(ctx context.Context) error {
 		}
 		return target.NamespaceBusy(lockHolder(ctx, c, name))
 	})
+}
+
+// recheckLock makes sure the admin session still holds the namespace
+// lock, after the sampler's session was found lost: if the admin session
+// went too, the lock went with it, and it is taken again on a new one
+// (withAdmin reconnects), or, when another session took it meanwhile, the
+// target's info says so. Nothing is noted while the lock is held.
+func (t *myTarget) recheckLock(ctx context.Context) {
+	var note string
+	_ = t.withAdmin(ctx, func(c *sql.Conn) error {
+		if t.lockName == "" {
+			return nil
+		}
+		var mine sql.NullInt64
+		if err := c.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", t.lockName).Scan(&mine); err != nil || mine.Int64 == 1 {
+			return err
+		}
+		var got sql.NullInt64
+		if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", t.lockName).Scan(&got); err != nil {
+			return err
+		}
+		note = target.LockNote(time.Now(), got.Valid && got.Int64 == 1, func() string { return lockHolder(ctx, c, t.lockName) })
+		return nil
+	})
+	if note != "" {
+		t.mu.Lock()
+		t.info.NamespaceLock = note
+		t.mu.Unlock()
+	}
 }
 
 // unlockNamespace lets go of the namespace lock on the admin session c

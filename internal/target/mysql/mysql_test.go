@@ -799,3 +799,88 @@ func TestRowLockCounter(t *testing.T) {
 		t.Errorf("row_lock_ms grew by %.0f for one wait of %v", d, waited)
 	}
 }
+
+// TestLockAfterSessionsLost: ceiling's sessions ended by an administrator
+// (KILL) take the namespace lock with them; the next sample, on a new
+// session, takes it again and says so. Ended again while another session
+// grabs the lock, the target's info names that connection.
+func TestLockAfterSessionsLost(t *testing.T) {
+	ctx := testCtx(t)
+	db := raw(t)
+	tg := openTarget(t, testDSN(t), target.DurabilityServer)
+	if err := tg.(target.Exclusive).LockNamespace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	my := tg.(*myTarget)
+	if _, err := my.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	name := my.lockName
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var otherID int64
+	if err := other.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&otherID); err != nil {
+		t.Fatal(err)
+	}
+	endCeiling := func() {
+		t.Helper()
+		var ids []int64
+		for _, c := range []*sql.Conn{my.admin, my.sampler} {
+			var id int64
+			if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		for _, id := range ids {
+			if _, err := other.ExecContext(ctx, "KILL "+strconv.FormatInt(id, 10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	holder := func() int64 {
+		t.Helper()
+		var id sql.NullInt64
+		if err := other.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id.Int64
+	}
+	sample := func() {
+		t.Helper()
+		var err error
+		for i := 0; i < 3; i++ { // the first may only find its session gone
+			if _, err = my.Sample(ctx); err == nil {
+				return
+			}
+		}
+		t.Fatalf("sample after the lost sessions: %v", err)
+	}
+	if holder() == 0 || tg.Info().NamespaceLock != "" {
+		t.Fatalf("after LockNamespace: holder %d, note %q", holder(), tg.Info().NamespaceLock)
+	}
+
+	endCeiling()
+	if holder() != 0 {
+		t.Fatal("the lock outlived its session")
+	}
+	sample()
+	if h := holder(); h == 0 || h == otherID || !strings.HasSuffix(tg.Info().NamespaceLock, "the namespace lock with them: taken again") {
+		t.Fatalf("after a new sample: holder %d, note %q", h, tg.Info().NamespaceLock)
+	}
+
+	endCeiling()
+	var got int64
+	if err := other.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil || got != 1 {
+		t.Fatalf("GET_LOCK by the other session: %d, %v", got, err)
+	}
+	defer other.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", name)
+	sample()
+	if note := tg.Info().NamespaceLock; !strings.Contains(note, fmt.Sprintf(": connection %d", otherID)) || !strings.Contains(note, "holds it now") {
+		t.Fatalf("with the lock taken by another session: note %q", note)
+	}
+}

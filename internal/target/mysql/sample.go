@@ -35,8 +35,10 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 			t.sampler = c
 			if t.samplerSessions > 0 {
 				// The session was lost: the server may have restarted,
-				// with its configured durability.
+				// with its configured durability, and whatever ended it
+				// may have ended the admin session and its lock.
 				t.recheckDurability(ctx, c)
+				t.recheckLock(ctx)
 			}
 			t.samplerSessions++
 		}

@@ -33,6 +33,36 @@ func (t *pgTarget) LockNamespace(ctx context.Context) error {
 	})
 }
 
+// recheckLock makes sure the admin session still holds the namespace
+// lock, after the sampler's session was found lost: if the admin session
+// went too, the lock went with it, and it is taken again on a new one
+// (withAdmin reconnects), or, when another session took it meanwhile, the
+// target's info says so. Nothing is noted while the lock is held.
+func (t *pgTarget) recheckLock(ctx context.Context) {
+	var note string
+	_ = t.withAdmin(ctx, func(c *pgx.Conn) error {
+		if !t.locked {
+			return nil
+		}
+		var held, ok bool
+		if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks
+			WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() AND objsubid = 1
+			  AND classid::bigint = $1 AND objid::bigint = $2)`, NamespaceLockKey>>32, NamespaceLockKey&0xffffffff).Scan(&held); err != nil || held {
+			return err
+		}
+		if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", NamespaceLockKey).Scan(&ok); err != nil {
+			return err
+		}
+		note = target.LockNote(time.Now(), ok, func() string { return lockHolder(ctx, c) })
+		return nil
+	})
+	if note != "" {
+		t.mu.Lock()
+		t.info.NamespaceLock = note
+		t.mu.Unlock()
+	}
+}
+
 // unlockNamespace lets go of the namespace lock on the admin session c
 // before it closes, so the next ceiling finds it free at once (a closed
 // session's backend lets go only as it exits, a moment later).

@@ -870,3 +870,71 @@ func TestLockNamespace(t *testing.T) {
 		t.Fatalf("ceiling_test_pg while ceiling_test_pg_other is held: %v", err)
 	}
 }
+
+// TestLockAfterSessionsLost: ceiling's sessions ended by an administrator
+// (pg_terminate_backend) take the namespace lock with them; the next
+// sample, on a new session, takes it again and says so. Ended again while
+// another session grabs the lock, the target's info names that session.
+func TestLockAfterSessionsLost(t *testing.T) {
+	ctx := testCtx(t)
+	dsn := testDB(t, "ceiling_test_pg_relock")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	if err := tg.(target.Exclusive).LockNamespace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sampler := tg.(target.Sampler)
+	if _, err := sampler.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	endCeiling := func() {
+		t.Helper()
+		var n int
+		if err := other.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n < 2 {
+			t.Fatalf("ended %d of ceiling's sessions (%v), want the admin and the sampler", n, err)
+		}
+		time.Sleep(200 * time.Millisecond) // the backends exit
+	}
+	lockers := func() (n int) {
+		t.Helper()
+		if err := other.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+			AND classid::bigint = $1 AND objid::bigint = $2 AND pid <> pg_backend_pid()`, NamespaceLockKey>>32, NamespaceLockKey&0xffffffff).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if lockers() != 1 {
+		t.Fatal("the namespace lock is not held after LockNamespace")
+	}
+	if tg.Info().NamespaceLock != "" {
+		t.Fatalf("a note before anything happened: %q", tg.Info().NamespaceLock)
+	}
+
+	endCeiling()
+	if lockers() != 0 {
+		t.Fatal("the lock outlived its session")
+	}
+	if _, err := sampler.Sample(ctx); err != nil {
+		t.Fatalf("Sample after the sessions were ended: %v", err)
+	}
+	if n := lockers(); n != 1 || !strings.HasSuffix(tg.Info().NamespaceLock, "the namespace lock with them: taken again") {
+		t.Fatalf("after a new sample: %d holders, note %q", n, tg.Info().NamespaceLock)
+	}
+
+	endCeiling()
+	if _, err := other.Exec(ctx, "SELECT pg_advisory_lock($1)", NamespaceLockKey); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Exec(ctx, "SELECT pg_advisory_unlock($1)", NamespaceLockKey)
+	if _, err := sampler.Sample(ctx); err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+	if note := tg.Info().NamespaceLock; !strings.Contains(note, ": backend pid ") || !strings.Contains(note, "holds it now: a second ceiling may have changed this run's tables since") {
+		t.Fatalf("with the lock taken by another session: note %q", note)
+	}
+}

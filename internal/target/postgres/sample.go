@@ -65,6 +65,7 @@ func (t *pgTarget) Sample(ctx context.Context) (target.Sample, error) {
 		if t.sampler != nil {
 			_ = t.sampler.Close(ctx)
 			t.sampler = nil
+			t.samplerLost = true
 		}
 	}
 }
@@ -72,11 +73,18 @@ func (t *pgTarget) Sample(ctx context.Context) (target.Sample, error) {
 // sample takes one sample; the caller holds t.sampleMu.
 func (t *pgTarget) sample(ctx context.Context) (target.Sample, error) {
 	if t.sampler == nil || t.sampler.IsClosed() {
+		lost := t.samplerLost || t.sampler != nil
 		c, err := t.connect(ctx, t.scfg)
 		if err != nil {
 			return target.Sample{}, fmt.Errorf("postgres: sample: %w", err)
 		}
-		t.sampler = c
+		t.sampler, t.samplerLost = c, false
+		if lost {
+			// Whatever ended the sampler's session (a restart, an
+			// administrator) may have ended the admin session, and the
+			// namespace lock with it.
+			t.recheckLock(ctx)
+		}
 	}
 	// The sampler sessions' transactions committed before this read are
 	// in its figures; this read's own is not (its snapshot is taken

@@ -86,9 +86,10 @@ type pgTarget struct {
 	admin   *pgx.Conn
 	locked  bool // the admin session holds the namespace lock (lock.go)
 
-	sampleMu   sync.Mutex // guards sampler and postmaster
-	sampler    *pgx.Conn
-	postmaster int // the server's postmaster pid on this host; 0 not looked for yet, -1 not found (see serverCPU)
+	sampleMu    sync.Mutex // guards sampler, samplerLost and postmaster
+	sampler     *pgx.Conn
+	samplerLost bool // the sampler's session was lost: recheck the lock on the next one
+	postmaster  int  // the server's postmaster pid on this host; 0 not looked for yet, -1 not found (see serverCPU)
 
 	probe *probe // statistics views and columns; set by Open, read-only after
 
