@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"os"
+	"os/exec"
 	"runtime"
 	"testing"
 
@@ -118,4 +119,46 @@ func TestServerCPUFromPostmaster(t *testing.T) {
 	if !ok || n < 3 || sec <= 0 || n > all+2 {
 		t.Fatalf("tree of the postmaster: %d processes, %.2f s (ok %v); host-wide %d", n, sec, ok, all)
 	}
+}
+
+// TestServerCPUAfterRestart: when the postmaster it followed is gone (a
+// restart; played here with the pid of a process that has exited), the
+// sampler finds the postmaster again from its session's backend and the
+// server CPU counter goes on from its last value instead of being left
+// out for the rest of the run.
+func TestServerCPUAfterRestart(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil || runtime.GOOS != "linux" {
+		t.Skip("no /proc here")
+	}
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	ctx := testCtx(t)
+	if _, err := tg.(target.Sampler).Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pt := tg.(*pgTarget)
+	pt.sampleMu.Lock()
+	defer pt.sampleMu.Unlock()
+	pm, sampler := pt.postmaster, pt.sampler
+	if pm <= 0 {
+		t.Fatalf("postmaster not found (%d) for a local server", pm)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	const last = 1000.0 // the counter's value before the "restart"
+	pt.postmaster, pt.cpuLast = gone.Process.Pid, last
+	sec, n, ok := pt.serverCPU(sampler)
+	if !ok || sec != last || n < 3 || pt.postmaster != pm {
+		t.Fatalf("after the postmaster vanished: %.3f s, %d processes, ok %v, following %d; want %.0f s from the postmaster %d found again", sec, n, ok, pt.postmaster, last, pm)
+	}
+	if err := sampler.QueryRow(ctx, "SELECT count(*) FROM generate_series(1, 300000)").Scan(new(int64)); err != nil {
+		t.Fatal(err)
+	}
+	sec2, _, ok := pt.serverCPU(sampler)
+	if !ok || sec2 < last || sec2 > last+60 {
+		t.Fatalf("next reading %.3f s (ok %v), want on from %.0f", sec2, ok, last)
+	}
+	t.Logf("counter %.3f → %.3f s across the re-found postmaster %d", sec, sec2, pm)
 }

@@ -89,7 +89,11 @@ type pgTarget struct {
 	sampleMu    sync.Mutex // guards sampler, samplerLost and postmaster
 	sampler     *pgx.Conn
 	samplerLost bool // the sampler's session was lost: recheck the lock on the next one
-	postmaster  int  // the server's postmaster pid on this host; 0 not looked for yet, -1 not found (see serverCPU)
+	postmaster  int  // the server's postmaster pid on this host; 0 not looked for yet, -1 not found, -2 lost (see serverCPU)
+	// cpuBase + the postmaster tree's CPU seconds is the server CPU
+	// counter; cpuLast its last value (both move on a restart, see
+	// serverCPU).
+	cpuBase, cpuLast float64
 
 	probe *probe // statistics views and columns; set by Open, read-only after
 

@@ -387,22 +387,51 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 // the kernel does not list children), it counts every process named
 // postgres on the host instead, where a second local instance would be
 // counted too. The choice holds for the target's life, so that successive
-// samples count the same processes; with the postmaster gone (a restart)
-// the figure is left out.
+// samples count the same processes. With the postmaster gone (a restart:
+// c is then the sampler's new session), the new one is found the same way
+// and the counter goes on from its last value, so it never goes back: the
+// interval of the restart misses the CPU of the gap, the later ones are
+// whole (before, server CPU was left out for the rest of the run). If the
+// new one cannot be found, the figure is left out from then on.
 func (t *pgTarget) serverCPU(c *pgx.Conn) (float64, int, bool) {
-	if t.postmaster == 0 {
-		t.postmaster = -1
-		if st, err := osstat.ReadPidStat(int(c.PgConn().PID())); err == nil && st.Comm == "postgres" {
-			if sec, n, ok := osstat.TreeCPU(st.PPid, "postgres"); ok {
-				t.postmaster = st.PPid
-				return sec, n, ok
-			}
+	switch {
+	case t.postmaster > 0:
+		if sec, n, ok := osstat.TreeCPU(t.postmaster, "postgres"); ok {
+			t.cpuLast = t.cpuBase + sec
+			return t.cpuLast, n, true
 		}
+		pm, sec, n, ok := findPostmaster(c)
+		if !ok {
+			t.postmaster = -2
+			return 0, 0, false
+		}
+		t.postmaster, t.cpuBase = pm, t.cpuLast-sec
+		return t.cpuLast, n, true
+	case t.postmaster == 0:
+		pm, sec, n, ok := findPostmaster(c)
+		if ok {
+			t.postmaster, t.cpuBase, t.cpuLast = pm, 0, sec
+			return sec, n, true
+		}
+		t.postmaster = -1
+		return osstat.ProcsCPU("postgres")
+	case t.postmaster == -1:
+		return osstat.ProcsCPU("postgres")
 	}
-	if t.postmaster > 0 {
-		return osstat.TreeCPU(t.postmaster, "postgres")
+	return 0, 0, false
+}
+
+// findPostmaster finds the postmaster of c's backend, its parent, and
+// reads its tree's CPU seconds and process count.
+func findPostmaster(c *pgx.Conn) (pid int, sec float64, n int, ok bool) {
+	st, err := osstat.ReadPidStat(int(c.PgConn().PID()))
+	if err != nil || st.Comm != "postgres" {
+		return 0, 0, 0, false
 	}
-	return osstat.ProcsCPU("postgres")
+	if sec, n, ok := osstat.TreeCPU(st.PPid, "postgres"); ok {
+		return st.PPid, sec, n, true
+	}
+	return 0, 0, 0, false
 }
 
 // isLocalHost says whether a libpq host names this machine: a Unix socket
