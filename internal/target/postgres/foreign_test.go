@@ -83,27 +83,34 @@ func TestForeignBackendsCPU(t *testing.T) {
 	}
 }
 
-// TestServerCPUFromPostmaster: on a local server the sampler finds the
-// postmaster (the parent of its backend) and reads only its tree, which
-// holds every postgres process of this instance: the same ones a scan of
-// the host finds when, as in CI, only one instance runs here.
-func TestServerCPUFromPostmaster(t *testing.T) {
-	dsn := testDB(t, "ceiling_test_pg")
-	tg := openTarget(t, dsn, target.DurabilityServer)
-	ctx := testCtx(t)
-	if _, err := tg.(target.Sampler).Sample(ctx); err != nil {
+// sampledLocal opens a target on the local test server, takes a sample,
+// and returns the target, the postmaster it follows and its sampler's
+// session; it skips where there is no /proc.
+func sampledLocal(t *testing.T) (*pgTarget, int, *pgx.Conn) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/task"); err != nil || runtime.GOOS != "linux" {
+		t.Skip("no /proc here")
+	}
+	tg := openTarget(t, testDB(t, "ceiling_test_pg"), target.DurabilityServer)
+	if _, err := tg.(target.Sampler).Sample(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 	pt := tg.(*pgTarget)
 	pt.sampleMu.Lock()
 	pm, sampler := pt.postmaster, pt.sampler
 	pt.sampleMu.Unlock()
-	if _, err := os.Stat("/proc/self/task"); err != nil || runtime.GOOS != "linux" {
-		t.Skip("no /proc here")
-	}
 	if pm <= 0 {
 		t.Fatalf("postmaster not found (%d) for a local server", pm)
 	}
+	return pt, pm, sampler
+}
+
+// TestServerCPUFromPostmaster: on a local server the sampler finds the
+// postmaster (the parent of its backend) and reads only its tree, which
+// holds every postgres process of this instance: the same ones a scan of
+// the host finds when, as in CI, only one instance runs here.
+func TestServerCPUFromPostmaster(t *testing.T) {
+	pt, pm, sampler := sampledLocal(t)
 	backend, err := osstat.ReadPidStat(int(sampler.PgConn().PID()))
 	if err != nil || backend.PPid != pm {
 		t.Fatalf("sampler's backend %+v (%v): want a child of the postmaster %d", backend, err, pm)
@@ -127,22 +134,10 @@ func TestServerCPUFromPostmaster(t *testing.T) {
 // server CPU counter goes on from its last value instead of being left
 // out for the rest of the run.
 func TestServerCPUAfterRestart(t *testing.T) {
-	if _, err := os.Stat("/proc/self/task"); err != nil || runtime.GOOS != "linux" {
-		t.Skip("no /proc here")
-	}
-	dsn := testDB(t, "ceiling_test_pg")
-	tg := openTarget(t, dsn, target.DurabilityServer)
+	pt, pm, sampler := sampledLocal(t)
 	ctx := testCtx(t)
-	if _, err := tg.(target.Sampler).Sample(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pt := tg.(*pgTarget)
 	pt.sampleMu.Lock()
 	defer pt.sampleMu.Unlock()
-	pm, sampler := pt.postmaster, pt.sampler
-	if pm <= 0 {
-		t.Fatalf("postmaster not found (%d) for a local server", pm)
-	}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
