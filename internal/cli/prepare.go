@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -25,9 +24,8 @@ func (e *env) prepareCmd() *cobra.Command {
 		w := meta.New()
 		f := &targetFlags{durability: "server"}
 		_, reused := w.(workload.Attacher)
-		probe := pflag.NewFlagSet(name, pflag.ContinueOnError)
-		w.Flags(probe)
-		reusable := probe.Lookup("reuse") != nil // a read-only row workload
+		r, ok := w.(interface{ Reusable() bool }) // a row workload: --reuse when read-only
+		reusable := ok && r.Reusable()
 		long := "Create the tables of " + name + " and load their data, without running anything.\n\n"
 		switch {
 		case reused:

@@ -168,6 +168,10 @@ func (b *Base) Flags(fs *pflag.FlagSet) {
 	}
 }
 
+// Reusable says whether the workload offers --reuse (it never changes
+// the rows).
+func (b *Base) Reusable() bool { return b.ReadOnly }
+
 // tables returns the table count, 1 when unset.
 func (b *Base) tables() int {
 	if b.NTables <= 0 {
