@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	// The first Ctrl-C (or SIGTERM) stops the command cleanly; a second
+	// The first Ctrl-C (or SIGTERM, SIGHUP) stops the command cleanly; a second
 	// one kills the process at once.
 	ctx, stop := cli.SignalContext()
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -24,7 +24,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestSignalStopsRun sends SIGINT (Ctrl-C) and SIGTERM to a running
+// TestSignalStopsRun sends SIGINT (Ctrl-C), SIGTERM and SIGHUP (the
+// terminal or SSH session went away) to a running
 // `ceiling run` on the embedded SQLite target: the run stops, writes its
 // partial result, prints one line on stderr, and exits with 128 + the
 // signal's number, as a shell reports a command a signal stopped.
@@ -32,7 +33,7 @@ func TestSignalStopsRun(t *testing.T) {
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		code int
-	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "run", "inserts-deletes", "-T", "60s",

@@ -12,7 +12,8 @@ const (
 	ExitRun   = 1 // the run failed: server unreachable, wrong password, SQL error …
 	ExitUsage = 2 // bad command line, flag value, DSN or workload name
 	// A command stopped by a signal exits with 128 + the signal's number,
-	// as shells report it: 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+	// as shells report it: 130 after Ctrl-C (SIGINT), 143 after SIGTERM, 129
+	// after SIGHUP.
 	exitSignalBase = 128
 )
 
