@@ -3,14 +3,23 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
 	"errors"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ceiling-db/ceiling/internal/cli"
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // TestMain lets the tests run this package's main as a child process: the
@@ -36,52 +45,14 @@ func TestSignalStopsRun(t *testing.T) {
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "run", "inserts-deletes", "-T", "60s",
+			cmd, stderr := startRun(t, "run", "inserts-deletes", "-T", "60s",
 				"--db", "sqlite:"+filepath.Join(dir, "t.db"), "--out", filepath.Join(dir, "res"),
 				"--report-every", "1s", "--no-probe")
-			cmd.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Signal once the measured phase has printed a live line.
-			lines := make(chan string, 1)
-			go func() {
-				sc := bufio.NewScanner(out)
-				header, sent := false, false
-				for sc.Scan() {
-					switch l := sc.Text(); {
-					case strings.Contains(l, "req/s") && strings.Contains(l, "cpu%"):
-						header = true // the live lines' header
-					case header && !sent:
-						sent = true
-						lines <- l
-					}
-				}
-				close(lines)
-			}()
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					cmd.Wait()
-					t.Fatalf("the run ended before printing a live line; stderr: %s", stderr.String())
-				}
-				t.Logf("live line before the signal: %q", l)
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatal("no live line within 30 s")
-			}
 			start := time.Now()
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			err = cmd.Wait()
+			err := cmd.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
 				t.Fatalf("exit: %v, want exit status %d; stderr: %s", err, tc.code, stderr.String())
@@ -109,4 +80,110 @@ func TestSignalStopsRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRun starts ceiling with args as a child process and returns once
+// its measured phase has printed a live line, with its stderr.
+func startRun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		header, sent := false, false
+		for sc.Scan() {
+			switch l := sc.Text(); {
+			case strings.Contains(l, "req/s") && strings.Contains(l, "cpu%"):
+				header = true // the live lines' header
+			case header && !sent:
+				sent = true
+				lines <- l
+			}
+		}
+		close(lines)
+	}()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("the run ended before printing a live line; stderr: %s", stderr.String())
+		}
+		t.Logf("live line: %q", l)
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("no live line within 30 s")
+	}
+	return cmd, &stderr
+}
+
+// TestKilledRunRestored: a run on MariaDB/MySQL that changed the global
+// innodb_flush_log_at_trx_commit and is killed (SIGKILL: nothing of it
+// runs) leaves the setting changed; the next ceiling command on that
+// database puts it back and says so on its first line.
+func TestKilledRunRestored(t *testing.T) {
+	dsn := testenv.DSN(t, "CEILING_TEST_MYSQL_DSN")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if code := cli.Run(ctx, []string{"cleanup", "single-inserts", "--db", dsn}, &out, &out); code != 0 {
+		t.Fatalf("cleanup before: exit %d: %s", code, out.String())
+	}
+	before := flushSetting(t, dsn)
+	mode, during := "relaxed", "2"
+	if before == "2" {
+		mode, during = "full", "1"
+	}
+	dir := t.TempDir()
+	cmd, stderr := startRun(t, "run", "single-inserts", "-T", "60s", "--db", dsn, "--durability", mode,
+		"--out", dir, "--report-every", "1s", "--no-probe")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if got := flushSetting(t, dsn); got != during {
+		t.Fatalf("after the kill: innodb_flush_log_at_trx_commit %s, want %s (stderr %s)", got, during, stderr.String())
+	}
+	out.Reset()
+	code := cli.Run(ctx, []string{"cleanup", "single-inserts", "--db", dsn}, &out, &out)
+	if got := flushSetting(t, dsn); got != before {
+		t.Errorf("after the next command: innodb_flush_log_at_trx_commit %s, want %s", got, before)
+	}
+	first, _, _ := strings.Cut(out.String(), "\n")
+	want := "note: durability: innodb_flush_log_at_trx_commit was left at " + during + " by a ceiling run (pid " + strconv.Itoa(cmd.Process.Pid)
+	if code != 0 || !strings.HasPrefix(first, want) || !strings.HasSuffix(first, "ceiling put back its value from before, "+before) {
+		t.Errorf("cleanup: exit %d, first line %q, want it to start %q and end with the value put back; output:\n%s", code, first, want, out.String())
+	}
+}
+
+// flushSetting reads the server's global innodb_flush_log_at_trx_commit.
+func flushSetting(t *testing.T, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr, cfg.User = "tcp", u.Host, u.User.Username()
+	cfg.Passwd, _ = u.User.Password()
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRow("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -247,6 +247,12 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 				return nil, lerr
 			}
 		}
+		// A setting put back that an earlier ceiling left changed, or
+		// one this run could not record (MySQL): said before anything
+		// else, whatever the command.
+		if n := t.Info().Durability.Note; n != "" {
+			fmt.Fprintf(e.stdout, "note: durability: %s\n", n)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, target.ErrBadDSN) {

@@ -12,20 +12,18 @@ import (
 // LockNamespace implements target.Exclusive with a named lock (GET_LOCK)
 // on the admin session, released when it ends (Close, or a lost session).
 // Named locks are server-wide: the name carries the database, so runs on
-// two databases of one server do not exclude each other.
+// two databases of one server do not exclude each other. Holding it, a
+// target that changed the durability setting records the value to put
+// back (restore.go).
 func (t *myTarget) LockNamespace(ctx context.Context) error {
 	return target.RetryBusy(ctx, func() error { return t.lockNamespace(ctx) })
 }
 
 func (t *myTarget) lockNamespace(ctx context.Context) error {
 	return t.withAdmin(ctx, func(c *sql.Conn) error {
-		var db sql.NullString
-		if err := c.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db); err != nil {
+		name, err := nsLockName(ctx, c)
+		if err != nil {
 			return fmt.Errorf("mysql: lock ceiling's namespace: %w", err)
-		}
-		name := "ceiling." + db.String
-		if len(name) > 64 { // the longest lock name
-			name = name[:64]
 		}
 		var got sql.NullInt64
 		if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil {
@@ -33,6 +31,7 @@ func (t *myTarget) lockNamespace(ctx context.Context) error {
 		}
 		if got.Valid && got.Int64 == 1 {
 			t.lockName = name
+			t.recordDurability(ctx, c)
 			return nil
 		}
 		return target.NamespaceBusy(lockHolder(ctx, c, name))

@@ -884,3 +884,103 @@ func TestLockAfterSessionsLost(t *testing.T) {
 		t.Fatalf("with the lock taken by another session: note %q", note)
 	}
 }
+
+// TestDurabilityAfterKill: a ceiling that dies holding a changed
+// innodb_flush_log_at_trx_commit (SIGKILL: its sessions end, nothing is
+// restored; played by closing the target's sessions without Close) leaves
+// the value to put back in ceiling_durability, and the next Open of that
+// database restores it and says so. While the first still holds the
+// namespace lock, a second Open leaves its marker alone; a value changed
+// by hand since is not overwritten.
+func TestDurabilityAfterKill(t *testing.T) {
+	db := raw(t)
+	before := globalFlush(t, db)
+	mode, during, other := target.DurabilityRelaxed, "2", "0"
+	if before == "2" {
+		mode, during = target.DurabilityFull, "1"
+	}
+	t.Cleanup(func() { _, _ = db.Exec("SET GLOBAL innodb_flush_log_at_trx_commit = " + before) })
+	marker := func() string {
+		var b, d string
+		err := db.QueryRow("SELECT before_value, during_value FROM "+durabilityTable+" WHERE setting = 'innodb_flush_log_at_trx_commit'").Scan(&b, &d)
+		if err != nil {
+			return "none (" + err.Error() + ")"
+		}
+		return b + "->" + d
+	}
+	// kill opens a target with mode, takes the lock, and ends its
+	// sessions as a killed process would.
+	kill := func(t *testing.T) {
+		t.Helper()
+		ctx := testCtx(t)
+		tg, err := Open(ctx, target.Options{DSN: testDSN(t), Durability: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.(target.Exclusive).LockNamespace(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := marker(); got != before+"->"+during {
+			t.Fatalf("marker while the run holds the lock: %s, want %s->%s", got, before, during)
+		}
+		// A second ceiling meanwhile leaves the live run's setting alone.
+		second := openTarget(t, testDSN(t), target.DurabilityServer)
+		if n := second.Info().Durability.Note; n != "" || globalFlush(t, db) != during || marker() != before+"->"+during {
+			t.Fatalf("a second Open during the run: note %q, global %s, marker %s", n, globalFlush(t, db), marker())
+		}
+		if err := second.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tg.(*myTarget).closeAll()
+		if got := globalFlush(t, db); got != during {
+			t.Fatalf("after the kill: global %s, want it left at %s", got, during)
+		}
+	}
+
+	t.Run("restored", func(t *testing.T) {
+		kill(t)
+		next := openTarget(t, testDSN(t), target.DurabilityServer)
+		if got := globalFlush(t, db); got != before {
+			t.Errorf("after the next Open: global %s, want %s put back", got, before)
+		}
+		want := fmt.Sprintf("innodb_flush_log_at_trx_commit was left at %s by a ceiling run (pid %d on", during, os.Getpid())
+		if n := next.Info().Durability.Note; !strings.Contains(n, want) || !strings.Contains(n, "ceiling put back its value from before, "+before) {
+			t.Errorf("note %q, want it to contain %q and the value put back", n, want)
+		}
+		if d := next.Info().Durability; d.Before != before {
+			t.Errorf("the next run's before = %s, want %s", d.Before, before)
+		}
+		if got := marker(); !strings.HasPrefix(got, "none") {
+			t.Errorf("marker after recovery: %s", got)
+		}
+	})
+	t.Run("changed since", func(t *testing.T) {
+		kill(t)
+		if _, err := db.Exec("SET GLOBAL innodb_flush_log_at_trx_commit = " + other); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = db.Exec("SET GLOBAL innodb_flush_log_at_trx_commit = " + before) })
+		next := openTarget(t, testDSN(t), target.DurabilityServer)
+		if got := globalFlush(t, db); got != other {
+			t.Errorf("global %s, want the value set by hand, %s, left", got, other)
+		}
+		if n := next.Info().Durability.Note; !strings.Contains(n, "it is "+other+" now, changed since, and was left as it is") {
+			t.Errorf("note %q", n)
+		}
+		if got := marker(); !strings.HasPrefix(got, "none") {
+			t.Errorf("marker after recovery: %s", got)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		tg := openTarget(t, testDSN(t), mode)
+		if err := tg.(target.Exclusive).LockNamespace(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Close(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if got := marker(); !strings.HasPrefix(got, "none") || globalFlush(t, db) != before {
+			t.Errorf("after Close: marker %s, global %s (want none, %s)", got, globalFlush(t, db), before)
+		}
+	})
+}

@@ -180,9 +180,6 @@ func (t *myTarget) recheckDurability(ctx context.Context, c *sql.Conn) {
 		note += "ceiling set it to " + during + " again"
 	}
 	t.mu.Lock()
-	if t.info.Durability.Note != "" {
-		note = t.info.Durability.Note + "; " + note
-	}
-	t.info.Durability.Note = note
+	t.addDurabilityNote(note)
 	t.mu.Unlock()
 }

@@ -77,7 +77,9 @@ type myTarget struct {
 	mu      sync.Mutex // guards info, changed and closed
 	info    target.Info
 	changed bool // ceiling set the durability variable and must restore it
-	closed  bool
+	// recorded: the value to restore is in durabilityTable (restore.go)
+	recorded bool
+	closed   bool
 
 	adminMu  sync.Mutex // guards admin and lockName; serialises schema operations
 	admin    *sql.Conn
@@ -133,6 +135,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		return nil, err
 	}
 	t.admin = admin
+	recovered := t.recoverDurability(ctx)
 	if err := t.readInfo(ctx); err != nil {
 		t.closeAll()
 		return nil, err
@@ -143,6 +146,11 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
 		defer cancel()
 		return nil, errors.Join(err, t.Close(cctx))
+	}
+	if recovered != "" {
+		t.mu.Lock()
+		t.addDurabilityNote(recovered)
+		t.mu.Unlock()
 	}
 	return t, nil
 }
@@ -338,6 +346,9 @@ func (t *myTarget) Close(ctx context.Context) error {
 			t.mu.Lock()
 			t.changed = false
 			t.mu.Unlock()
+		}
+		if err := t.forgetDurability(ctx, c); err != nil {
+			return err
 		}
 		after, err := t.readDurability(ctx, c)
 		if err != nil {
