@@ -762,37 +762,6 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	return blocks, nil
 }
 
-// repeatFigure is one row of the repeats table.
-type repeatFigure struct {
-	key, label string
-	get        func(report.RunSummary) *float64
-}
-
-func runLat(f func(*metrics.Latency) float64) func(report.RunSummary) *float64 {
-	return func(r report.RunSummary) *float64 {
-		if r.LatencyMs == nil {
-			return nil
-		}
-		return f64(f(r.LatencyMs))
-	}
-}
-
-// repeatFigures are the keys of repeat_stats (report package), in order.
-var repeatFigures = []repeatFigure{
-	{"requests_per_sec", "req/s", func(r report.RunSummary) *float64 { return f64(r.RequestsPerSec) }},
-	{"rows_per_sec", "rows/s", func(r report.RunSummary) *float64 { return f64(r.RowsPerSec) }},
-	{"mb_per_min", "MB/min", func(r report.RunSummary) *float64 { return r.MBPerMin }},
-	{"latency_p50_ms", "p50 ms", runLat(func(l *metrics.Latency) float64 { return l.P50 })},
-	{"latency_p95_ms", "p95 ms", runLat(func(l *metrics.Latency) float64 { return l.P95 })},
-	{"latency_p99_ms", "p99 ms", runLat(func(l *metrics.Latency) float64 { return l.P99 })},
-	{"errors", "errors", func(r report.RunSummary) *float64 { return f64(float64(r.Errors)) }},
-	{"late_pct", "late %", func(r report.RunSummary) *float64 { return r.LatePct }},
-	{"log_bytes_per_op", "log bytes/req", func(r report.RunSummary) *float64 { return r.Costs.LogBytesPerOp }},
-	{"log_syncs_per_op", "log syncs/req", func(r report.RunSummary) *float64 { return r.Costs.LogSyncsPerOp }},
-	{"data_reads_per_op", "data reads/req", func(r report.RunSummary) *float64 { return r.Costs.DataReadsPerOp }},
-	{"data_writes_per_op", "data writes/req", func(r report.RunSummary) *float64 { return r.Costs.DataWritesPerOp }},
-}
-
 func statCells(st *report.Stat) []string {
 	if st == nil {
 		return []string{"n/a", "n/a", "n/a"}
@@ -815,18 +784,18 @@ func repeatBlocks(r *report.Result) ([]Block, error) {
 	}
 	head = append(head, "mean", "stddev", "95% CI")
 	var rows [][]string
-	for _, f := range repeatFigures {
-		row := []string{f.label}
+	for _, f := range report.RepeatMetrics {
+		row := []string{f.Label}
 		any := false
 		for _, run := range r.Runs {
-			v := f.get(run)
+			v := f.Get(run)
 			any = any || v != nil
 			row = append(row, opt(v))
 		}
 		if !any {
 			continue
 		}
-		rows = append(rows, append(row, statCells(r.RepeatStats[f.key])...))
+		rows = append(rows, append(row, statCells(r.RepeatStats[f.Key])...))
 	}
 	blocks := []Block{{Table: &Table{Caption: "One column per run, then the mean, sample standard deviation and Student-t 95% confidence interval over the complete runs",
 		Head: head, Rows: rows}}}
@@ -838,7 +807,7 @@ func repeatBlocks(r *report.Result) ([]Block, error) {
 	for _, run := range r.Runs {
 		labels = append(labels, fmt.Sprintf("run %d", run.Run))
 		reqs = append(reqs, run.RequestsPerSec)
-		p99s = append(p99s, nan(runLat(func(l *metrics.Latency) float64 { return l.P99 })(run)))
+		p99s = append(p99s, nan(report.P99(run.LatencyMs)))
 	}
 	for _, bc := range []BarChart{
 		{Title: "Requests/s by run", YLabel: "req/s", Labels: labels, Values: reqs},

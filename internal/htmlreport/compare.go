@@ -145,6 +145,16 @@ var figures = []figure{
 	{"log_writes_per_op", "log writes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogWritesPerOp })},
 	{"data_reads_per_op", "data reads/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.DataReadsPerOp })},
 	{"data_writes_per_op", "data writes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.DataWritesPerOp })},
+	{"data_syncs_per_op", "data-file syncs/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.DataSyncsPerOp })},
+	// The log device's cache flushes per request, from the kernel's
+	// counters: what a durability change moves where the server does not
+	// count its log syncs apart (MariaDB).
+	{"log_device_flushes_per_op", "log dev flushes/req", "cost", -1, func(r *report.Result) *float64 {
+		if r.LogDevice == nil {
+			return nil
+		}
+		return r.LogDevice.FlushesPerOp
+	}},
 	{"commits_per_op", "commits/req", "cost", 0, costOf(func(c report.Costs) *float64 { return c.CommitsPerOp })},
 	{"cpu_us_per_op", "CPU µs/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.CPUusPerOp })},
 }

@@ -256,6 +256,46 @@ func TestCompareFullVsRelaxed(t *testing.T) {
 	}
 }
 
+// TestCompareMariaDBSyncs: MariaDB counts no log syncs apart (its log
+// fsyncs are in Innodb_data_fsyncs), so full against relaxed shows in the
+// data-file syncs and the log device's flushes per request, which compare
+// must list (it listed neither, and the syncs row was all n/a).
+func TestCompareMariaDBSyncs(t *testing.T) {
+	ins := load(t, fxFull, fxRelaxed)
+	for i, v := range []float64{1.004, 0.004} {
+		r := ins[i].Result
+		r.Costs.LogSyncsPerOp = nil
+		r.Costs.DataSyncsPerOp = &v
+		flushes := v
+		r.LogDevice = &report.LogDeviceStats{Name: "vda", FlushesPerOp: &flushes}
+	}
+	c := Compare(ins)
+	for _, key := range []string{"data_syncs_per_op", "log_device_flushes_per_op"} {
+		var found bool
+		for _, r := range c.Rows {
+			if r.Key != key {
+				continue
+			}
+			found = true
+			if ch := r.Cells[1].Change; ch == nil || math.Abs(*ch-0.004/1.004) > 1e-9 {
+				t.Errorf("%s: change %v, want %v", key, ch, 0.004/1.004)
+			}
+		}
+		if !found {
+			t.Errorf("no %s row", key)
+		}
+	}
+	var buf bytes.Buffer
+	if err := c.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-file syncs/req +1\.004 +0\.004 `, `log dev flushes/req +1\.004 +0\.004 `} {
+		if !regexp.MustCompile(want).MatchString(buf.String()) {
+			t.Errorf("compare output lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
 func TestCompareWithRepeats(t *testing.T) {
 	c := Compare(load(t, fxRepeat, fxRelaxed))
 	var out bytes.Buffer

@@ -171,12 +171,12 @@ func printRepeats(w io.Writer, r *Result) {
 		}
 		fmt.Fprintf(w, " %10s %10s  %s\n", fmt.Sprintf(format, st.Mean), opt(st.StdDev, format), ci)
 	}
-	for _, m := range repeatMetrics {
+	for _, m := range RepeatMetrics {
 		vals := make([]*float64, len(r.Runs))
 		for i, run := range r.Runs {
-			vals[i] = m.get(run)
+			vals[i] = m.Get(run)
 		}
-		row(m.label, m.format, vals, r.RepeatStats[m.key])
+		row(m.Label, m.Format, vals, r.RepeatStats[m.Key])
 	}
 	for i, st := range r.Steps {
 		if len(r.Steps) == 1 {

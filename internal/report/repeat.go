@@ -51,22 +51,25 @@ func summaryOf(n int, d *Result) RunSummary {
 		}
 	}
 	for _, st := range d.Steps {
-		rs.Steps = append(rs.Steps, RunStep{Rate: st.Rate, AchievedPerSec: st.AchievedPerSec, LatePct: st.LatePct, P99Ms: p99(st.LatencyMs), Saturated: st.Saturated})
+		rs.Steps = append(rs.Steps, RunStep{Rate: st.Rate, AchievedPerSec: st.AchievedPerSec, LatePct: st.LatePct, P99Ms: P99(st.LatencyMs), Saturated: st.Saturated})
 	}
 	return rs
 }
 
-func p99(l *metrics.Latency) *float64 {
+// P99 is l's 99th percentile, or nil without l.
+func P99(l *metrics.Latency) *float64 {
 	if l == nil {
 		return nil
 	}
 	return f64(l.P99)
 }
 
-// repeatMetric is one figure compared across repeats.
-type repeatMetric struct {
-	key, label, format string
-	get                func(RunSummary) *float64
+// RepeatMetric is one figure compared across repeats: Key in
+// repeat_stats, Label and Format (printf) on the console and in the
+// report, Get its value in one run (nil: not measured).
+type RepeatMetric struct {
+	Key, Label, Format string
+	Get                func(RunSummary) *float64
 }
 
 func latencyOf(f func(*metrics.Latency) float64) func(RunSummary) *float64 {
@@ -78,8 +81,8 @@ func latencyOf(f func(*metrics.Latency) float64) func(RunSummary) *float64 {
 	}
 }
 
-// repeatMetrics are the keys of repeat_stats, in console order.
-var repeatMetrics = []repeatMetric{
+// RepeatMetrics are the keys of repeat_stats, in console (and report) order.
+var RepeatMetrics = []RepeatMetric{
 	{"requests_per_sec", "req/s", "%.1f", func(r RunSummary) *float64 { return f64(r.RequestsPerSec) }},
 	{"rows_per_sec", "rows/s", "%.1f", func(r RunSummary) *float64 { return f64(r.RowsPerSec) }},
 	{"mb_per_min", "MB/min", "%.3f", func(r RunSummary) *float64 { return r.MBPerMin }},
@@ -92,6 +95,7 @@ var repeatMetrics = []repeatMetric{
 	{"log_syncs_per_op", "log syncs/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.LogSyncsPerOp }},
 	{"data_reads_per_op", "data reads/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.DataReadsPerOp }},
 	{"data_writes_per_op", "data writes/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.DataWritesPerOp }},
+	{"data_syncs_per_op", "data-file syncs/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.DataSyncsPerOp }},
 }
 
 // BuildRepeat assembles one document from repeated runs of the same test.
@@ -143,13 +147,13 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 		}
 	}
 	res.RepeatStats = map[string]*Stat{}
-	for _, m := range repeatMetrics {
+	for _, m := range RepeatMetrics {
 		xs := make([]*float64, len(complete))
 		for i, r := range complete {
-			xs[i] = m.get(r)
+			xs[i] = m.Get(r)
 		}
 		if st := StatOf(xs); st != nil {
-			res.RepeatStats[m.key] = st
+			res.RepeatStats[m.Key] = st
 		}
 	}
 	for i := range res.Steps {
