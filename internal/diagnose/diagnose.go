@@ -222,6 +222,11 @@ type Candidate struct {
 	Rule
 	Evidence    []string
 	Suggestions []Suggestion
+	// near is, for a rule that was not matched only because a measured
+	// figure stayed under its threshold, that figure over the threshold
+	// (CPU 83% against 85%: 0.98); 0 otherwise. A "none" verdict names
+	// the nearest ones.
+	near float64
 }
 
 // Verdict is the diagnosis of a run or a step (result key "verdict").
@@ -239,7 +244,7 @@ var Rules = []func(Figures) Candidate{
 
 // Diagnose applies every rule to f and returns the verdict.
 func Diagnose(f Figures) *Verdict {
-	var cands []Candidate
+	var cands, misses []Candidate
 	v := &Verdict{Evidence: []string{}, Suggestions: []Suggestion{}, Rules: []Rule{}}
 	for _, r := range Rules {
 		c := r(f)
@@ -250,6 +255,8 @@ func Diagnose(f Figures) *Verdict {
 		v.Rules = append(v.Rules, c.Rule)
 		if c.Matched {
 			cands = append(cands, c)
+		} else if c.near > 0 {
+			misses = append(misses, c)
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
@@ -268,6 +275,7 @@ func Diagnose(f Figures) *Verdict {
 	}
 	if len(cands) == 0 {
 		v.Bottleneck = None
+		near := nearMisses(misses)
 		// The first line is the verdict's headline: when the cores were
 		// mostly idle, the reason is that the run did not load the server.
 		ev, s, unsat := unsaturated(f)
@@ -283,6 +291,17 @@ func Diagnose(f Figures) *Verdict {
 		if unsat {
 			v.Evidence = append(v.Evidence, ev)
 			v.Suggestions = append(v.Suggestions, s)
+		} else {
+			for _, m := range near {
+				v.Evidence = append(v.Evidence, fmt.Sprintf("nearest: %s — %s", m.Name, m.Why))
+			}
+			if len(near) > 0 && !f.OpenLoop && f.Threads > 0 {
+				// Between the rules' thresholds: the next limit shows
+				// with more load.
+				v.Suggestions = append(v.Suggestions, Suggestion{Action: fmt.Sprintf(
+					"more load to see which of these limits comes first: %s (-c %d), or an open-loop ramp (--rates), or ceiling knee",
+					Threads(2*f.Threads), 2*f.Threads)})
+			}
 		}
 		v.Rules = append(v.Rules, Rule{Name: None, Matched: true, Why: "no other rule matched"})
 		return v
@@ -298,6 +317,23 @@ func Diagnose(f Figures) *Verdict {
 		v.Evidence = append(v.Evidence, "assuming one transaction per request: the server gives no commit counter")
 	}
 	return v
+}
+
+// MinNear is how close to its threshold (the measured figure over it) a
+// rule that did not match must be for a "none" verdict to name it.
+const MinNear = 0.75
+
+// nearMisses are the rules that came within MinNear of their threshold,
+// nearest first, at most two.
+func nearMisses(misses []Candidate) []Candidate {
+	var out []Candidate
+	for _, m := range misses {
+		if m.near >= MinNear && m.near < 1 {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].near > out[j].near })
+	return out[:min(len(out), 2)]
 }
 
 // loadErrors are the error classes a saturated or contended database
@@ -618,6 +654,7 @@ func CommitFlushRule(f Figures) Candidate {
 	}
 	if share < MinCommitShare {
 		c.Why = fmt.Sprintf("log syncs are %.0f%% of each request's time < %.0f%%", 100*share, 100*MinCommitShare)
+		c.near = share / MinCommitShare
 		return c
 	}
 	c.Matched, c.Score, c.Why = true, share, how
@@ -818,9 +855,14 @@ func LogRateRule(f Figures) Candidate {
 			}
 			if sh != nil {
 				parts = append(parts, fmt.Sprintf("log-IO waits %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLog], 100*MinLogWaitShare))
+				c.near = sh[WaitLog] / MinLogWaitShare
 			}
 			if okBusy {
 				parts = append(parts, fmt.Sprintf("the log's syncs kept its device busy %.3g%% of the time < %.0f%%", 100*busyLog, 100*MinLogBusy))
+				c.near = math.Max(c.near, busyLog/MinLogBusy)
+			}
+			if notFlat != "" {
+				c.near = 0 // a step whose log rate is not flat is no near miss
 			}
 			c.Why = strings.Join(parts, "; ")
 			return c
@@ -1019,6 +1061,7 @@ func CPURule(f Figures) Candidate {
 		return c
 	default:
 		c.Why = fmt.Sprintf("CPU %.0f%% of the %s cores < %.0f%%", 100**b, cpuWhose(f, *b), 100*MinCPUBusy)
+		c.near = *b / MinCPUBusy
 		return c
 	}
 	c.Matched, c.Score = true, math.Min(*b, 1)
@@ -1123,8 +1166,10 @@ func ContentionRule(f Figures) Candidate {
 		switch {
 		case sh != nil:
 			c.Why = fmt.Sprintf("lock waits are %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLock], 100*MinLockShare)
+			c.near = sh[WaitLock] / MinLockShare
 		case f.RowLockShare != nil:
 			c.Why = fmt.Sprintf("row-lock waits are %.0f%% of the sessions' time < %.0f%% (%s)", 100**f.RowLockShare, 100*MinLockShare, rowLockHow)
+			c.near = *f.RowLockShare / MinLockShare
 		}
 		return c
 	}
@@ -1204,6 +1249,7 @@ func ClientRule(f Figures) Candidate {
 		c.Why = "load generator keeps up"
 		if f.ClientCPUPct != nil {
 			c.Why = fmt.Sprintf("load generator CPU %.0f%% of its cores < %.0f%%", *f.ClientCPUPct, MinClientCPU)
+			c.near = *f.ClientCPUPct / MinClientCPU
 		}
 		return c
 	}

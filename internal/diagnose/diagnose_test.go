@@ -389,6 +389,41 @@ func TestCPUSharedWithCeiling(t *testing.T) {
 	}
 }
 
+// TestNearMisses: a closed loop with the host busy but under every rule's
+// threshold (MariaDB single inserts at 8 threads: host CPU 74%, the log's
+// syncs keeping its device 48% busy) names the rules it came nearest to
+// and suggests more load; one far from every threshold names none.
+func TestNearMisses(t *testing.T) {
+	commitsWait := true
+	f := Figures{Threads: 8, RequestsPerSec: p(13003), MeanLatencyMs: p(0.614), ServerCPUCores: p(1.02), Cores: p(2), HostBusy: p(0.74), ClientCPUPct: p(16),
+		SyncsPerReq: p(0.276), SyncsAll: true, LogDevName: "vda", LogDevFlushMs: p(0.062), LogDevWriteMs: p(0.0707), LogDirectIO: true, LogMBPerSec: p(2.34), CommitsWait: &commitsWait}
+	v := Diagnose(f)
+	ev := strings.Join(v.Evidence, "|")
+	if v.Bottleneck != None || !strings.Contains(v.Evidence[0], "no rule matched") {
+		t.Fatalf("verdict %s %q", v.Bottleneck, ev)
+	}
+	if !strings.Contains(ev, "|nearest: cpu — CPU 74% of the server host's cores < 85%|nearest: log-rate — the log's syncs kept its device busy 47.6% of the time < 60%") {
+		t.Errorf("evidence lacks the near misses, CPU first: %q", ev)
+	}
+	if len(v.Suggestions) != 1 || !strings.Contains(v.Suggestions[0].Action, "16 threads (-c 16)") || v.Suggestions[0].PredictedGain != nil {
+		t.Errorf("suggestions %+v", v.Suggestions)
+	}
+	// Nothing near a threshold (CPU not measured, few syncs): no near
+	// miss, no suggestion.
+	far := f
+	far.HostBusy, far.ServerCPUCores, far.SyncsPerReq = nil, nil, p(0.05)
+	v = Diagnose(far)
+	if ev := strings.Join(v.Evidence, "|"); v.Bottleneck != None || strings.Contains(ev, "nearest") || len(v.Suggestions) != 0 {
+		t.Errorf("far from every threshold: %s %q %+v", v.Bottleneck, ev, v.Suggestions)
+	}
+	// An open loop's step names the near misses but no thread count.
+	f.OpenLoop = true
+	v = Diagnose(f)
+	if ev := strings.Join(v.Evidence, "|"); !strings.Contains(ev, "nearest: cpu") || len(v.Suggestions) != 0 {
+		t.Errorf("open loop: %q %+v", ev, v.Suggestions)
+	}
+}
+
 // TestUnsaturated: a closed loop that leaves the cores mostly idle with no
 // bottleneck says so and suggests more threads (no predicted gain); an
 // open loop, a busy host or an unmeasured one does not.
@@ -408,7 +443,7 @@ func TestUnsaturated(t *testing.T) {
 	open.OpenLoop = true
 	busyHost := light
 	busyHost.HostBusy = p(0.8)
-	for name, f := range map[string]Figures{"open loop": open, "busy host": busyHost, "not measured": nothing} {
+	for name, f := range map[string]Figures{"open loop": open, "not measured": nothing} {
 		v := Diagnose(f)
 		if v.Bottleneck == None && len(v.Suggestions) > 0 {
 			t.Errorf("%s: suggestions %+v", name, v.Suggestions)
