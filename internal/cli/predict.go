@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/predict"
 	"github.com/ceiling-db/ceiling/internal/report"
 )
@@ -74,8 +76,8 @@ ceiling profile-host --out.`,
 				fmt.Fprintf(e.stdout, "%s\n", b)
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "result %s: %s on %s, %d thread(s), measured %s\n",
-				args[0], r.Workload.Name, r.Target.Engine, r.Load.Threads, measuredText(r))
+			fmt.Fprintf(e.stdout, "result %s: %s on %s, %s, measured %s\n",
+				args[0], r.Workload.Name, r.Target.Engine, diagnose.Threads(r.Load.Threads), measuredText(r))
 			if len(profiles) == 0 {
 				printPredictTable(e, preds)
 				return nil
@@ -206,13 +208,31 @@ func printPredictTable(e *env, preds []predict.Prediction) {
 		}
 		fmt.Fprintf(e.stdout, "%-24s %12s  %-10s %-30s %-11s %s\n", pr.Profile, rateText(pr.RequestsPerSec), b, headroomText(pr), date, notModelledText(pr))
 	}
-	seen := map[string]bool{}
+	// A note that holds for some of the profiles only names them.
+	var notes []string
+	whose := map[string][]string{}
 	for _, pr := range preds {
 		for _, c := range pr.Caveats {
-			if !seen[c] {
-				seen[c] = true
-				fmt.Fprintf(e.stdout, "note: %s\n", c)
+			if whose[c] == nil {
+				notes = append(notes, c)
 			}
+			whose[c] = append(whose[c], pr.Profile)
+		}
+	}
+	for _, c := range notes {
+		switch n := len(whose[c]); {
+		case n == len(preds):
+			fmt.Fprintf(e.stdout, "note: %s\n", c)
+		case 2*n <= len(preds):
+			fmt.Fprintf(e.stdout, "note (%s): %s\n", strings.Join(whose[c], ", "), c)
+		default:
+			var others []string
+			for _, pr := range preds {
+				if !slices.Contains(whose[c], pr.Profile) {
+					others = append(others, pr.Profile)
+				}
+			}
+			fmt.Fprintf(e.stdout, "note (all but %s): %s\n", strings.Join(others, ", "), c)
 		}
 	}
 	fmt.Fprintf(e.stdout, "details: ceiling predict FILE --profile NAME; sources: ceiling profiles\n")

@@ -34,6 +34,13 @@ func TestPredictCmd(t *testing.T) {
 	if !strings.Contains(out, "concurrency") {
 		t.Errorf("no commit-flush caveat in\n%s", out)
 	}
+	// A note that holds for some profiles only says for which (here
+	// every profile but the one that limits all the resources measured).
+	if !strings.Contains(out, "\nnote (all but azure-2014-basic): a prediction is an upper bound") ||
+		!strings.Contains(out, "\nnote: the run was commit-flush bound (latency-bound at 1 thread)") ||
+		!strings.Contains(out, "on postgres, 1 thread, measured") {
+		t.Errorf("notes or header in\n%s", out)
+	}
 
 	code, out, errs = runCLI(t, ctx, "predict", fixture, "--profile", "azure-sql-gp-4")
 	if code != 0 || !strings.Contains(out, "bound by log-mb") || !strings.Contains(out, "not modelled") {

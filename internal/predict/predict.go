@@ -162,8 +162,8 @@ func Predict(r *report.Result, p Profile) Prediction {
 		pr.Caveats = append(pr.Caveats, "nothing modelled: no limit of the profile has a measured cost in the result")
 	}
 	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.CommitFlush {
-		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the run was commit-flush bound (latency-bound at %d thread(s)): "+
-			"the prediction assumes enough concurrency to reach the profile's limits", r.Load.Threads))
+		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the run was commit-flush bound (latency-bound at %s): "+
+			"the prediction assumes enough concurrency to reach the profile's limits", diagnose.Threads(r.Load.Threads)))
 	}
 	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.Errors {
 		pr.Caveats = append(pr.Caveats, "too many of the run's requests failed (verdict errors): its costs per request include the failing ones' work and are not the workload's")
