@@ -36,6 +36,28 @@ type kneeFlags struct {
 	stepWarmup time.Duration
 	precision  string
 	retries    int
+	// runArgs are the flags given that `run` takes as well and that
+	// kneeRunCommand does not write itself (workload and arrival flags).
+	runArgs []string
+}
+
+// kneeOnly are knee's flags that `run` does not take or that the run
+// command a knee result suggests sets on its own (-c, --durability, --db).
+var kneeOnly = map[string]bool{
+	"slo": true, "start": true, "max": true, "step-duration": true, "step-warmup": true, "precision": true,
+	"retries": true, "out": true, "interval": true, "threads": true, "durability": true, "db": true, "help": true,
+}
+
+// runArgsOf lists the flags set on fs that a run at the knee must repeat
+// to load the same data the same way (--rows, --tables, --arrival, ...).
+func runArgsOf(fs *pflag.FlagSet) []string {
+	var args []string
+	fs.Visit(func(fl *pflag.Flag) {
+		if !kneeOnly[fl.Name] {
+			args = append(args, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	return args
 }
 
 // Defaults of the knee search.
@@ -95,6 +117,7 @@ fail is not sustained.`,
 			if err != nil {
 				return err
 			}
+			f.runArgs = runArgsOf(cmd.Flags())
 			return e.knee(cmd.Context(), name, w, f, slo, sp, cfg)
 		},
 	}
@@ -109,7 +132,15 @@ fail is not sustained.`,
 	fs.Float64Var(&f.start, "start", kneeStart, "first rate probed, requests/s")
 	fs.Float64Var(&f.max, "max", kneeMax, "highest rate probed, requests/s")
 	f.stepDur = 10 * time.Second
-	fs.Var(durationValue{&f.stepDur}, "step-duration", "measured duration of each probe")
+	fs.Var(durationValue{&f.stepDur}, "step-duration", "measured duration of each probe (--step, as run --rates calls it, is taken too)")
+	// run's ramp calls a step's duration --step: a user going from a
+	// ramp to a knee search keeps the name.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "step" {
+			name = "step-duration"
+		}
+		return pflag.NormalizedName(name)
+	})
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "warm-up at each probe's rate before measuring it")
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
 	fs.IntVar(&f.retries, "retries", 1, "run a probe that breaks the SLO again up to this many times; its rate fails only if every run does (0: the first failure counts)")
@@ -340,7 +371,7 @@ func probeLine(n int, st runner.StepResult, out knee.Outcome, retry int) string 
 func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes []*runner.Result) report.Knee {
 	k := report.Knee{SLO: f.slo, SLOApplied: slo.String(), Start: sp.Start, Max: sp.Max, PrecisionPct: 100 * sp.Precision,
 		StepS: f.stepDur.Seconds(), StepWarmupS: f.stepWarmup.Seconds(), Retries: sp.Retries, Stop: string(kr.Stop),
-		Probes: []report.KneeProbe{}, TransientRates: append([]float64{}, kr.Transient...)}
+		Probes: []report.KneeProbe{}, TransientRates: append([]float64{}, kr.Transient...), RunArgs: f.runArgs}
 	if kr.Knee > 0 {
 		v := kr.Knee
 		k.Rate = &v

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,6 +137,7 @@ type openResult struct {
 		Stop             string    `json:"stop"`
 		Retries          int       `json:"retries"`
 		TransientRates   []float64 `json:"transient_rates"`
+		RunArgs          []string  `json:"run_args"`
 		Probes           []struct {
 			Rate        float64  `json:"rate"`
 			Pass        bool     `json:"pass"`
@@ -444,6 +446,19 @@ func TestKneeSQLite(t *testing.T) {
 			if !strings.Contains(stdout, want) {
 				t.Fatalf("console lacks %q:\n%s", want, stdout)
 			}
+		}
+	})
+	t.Run("run args", func(t *testing.T) {
+		// The flags a run at the knee must repeat are recorded, and run
+		// takes every one of them.
+		r, _ := knee(t, "runargs", "--slo", "p99<500ms,late<5%", "--start", "20", "--max", "40", "--arrival", "poisson", "--late-after", "2s", "--seed", "7")
+		want := []string{"--arrival=poisson", "--late-after=2s", "--seed=7"}
+		if k := r.Knee; k == nil || !slices.Equal(k.RunArgs, want) {
+			t.Fatalf("run args %v, want %v", r.Knee.RunArgs, want)
+		}
+		args := append([]string{"run", "single-inserts", "--db", db, "--rate", "20", "-T", "300ms", "--out", filepath.Join(dir, "runargs-run")}, r.Knee.RunArgs...)
+		if code, stdout, stderr := runCLI(t, context.Background(), args...); code != 0 {
+			t.Fatalf("run with the knee's run args: exit %d\n%s%s", code, stdout, stderr)
 		}
 	})
 	t.Run("no re-runs", func(t *testing.T) {

@@ -35,6 +35,9 @@ type Knee struct {
 	// interrupted, probe-limit, probe-error, no-progress.
 	Stop   string      `json:"stop"`
 	Probes []KneeProbe `json:"probes"` // in the order run
+	// RunArgs are the flags the search was given that a run at its
+	// rate must repeat (--rows=20000, --arrival=poisson), as --name=value.
+	RunArgs []string `json:"run_args,omitempty"`
 }
 
 // KneeProbe is one probe of the search.
@@ -324,5 +327,21 @@ func kneeRunCommand(r *Result, rate float64) string {
 	if r.Target.DSN != "" {
 		cmd += " --db '" + target.Redact(r.Target.DSN) + "'"
 	}
+	if r.Knee != nil {
+		for _, a := range r.Knee.RunArgs {
+			cmd += " " + shellWord(a)
+		}
+	}
 	return cmd
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_=.,:/%+.
+func shellWord(s string) string {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_=.,:/%+", c)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }

@@ -112,3 +112,22 @@ func TestWorkerBoundNote(t *testing.T) {
 		t.Errorf("commit-flush step: %q", n)
 	}
 }
+
+// TestKneeRunCommand: the command suggested to check a knee over a longer
+// run repeats the flags the search was given that shape the data and the
+// arrivals, quoted for a shell where needed, and never the password.
+func TestKneeRunCommand(t *testing.T) {
+	r := &Result{Workload: Workload{Name: "updates"}, Load: Load{Threads: 8}}
+	r.Target.DSN = "postgres://app:secret@db1/bench"
+	r.Target.Durability.Mode = "relaxed"
+	r.Knee = &Knee{RunArgs: []string{"--rows=20000", "--arrival=poisson", "--note=it's 2"}}
+	got := kneeRunCommand(r, 5760)
+	want := `ceiling run updates --rate 5760 -T 10m -c 8 --durability relaxed --db 'postgres://app:xxxxx@db1/bench' --rows=20000 --arrival=poisson '--note=it'\''s 2'`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	r.Knee.RunArgs = nil // a result from before run_args: the flags ceiling knows of
+	if got := kneeRunCommand(r, 5760); strings.Contains(got, "--rows") || !strings.HasSuffix(got, "--db 'postgres://app:xxxxx@db1/bench'") {
+		t.Errorf("without run args: %s", got)
+	}
+}
