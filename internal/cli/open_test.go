@@ -516,6 +516,7 @@ func TestOpenLoopBadInput(t *testing.T) {
 		{"knee bad precision", knee("--slo", "p99<5ms", "--precision", "tight"), "not a percentage"},
 		{"knee zero step", knee("--slo", "p99<5ms", "--step-duration", "0"), "--step-duration must be at least 100ms"},
 		{"knee 10ms probe", knee("--slo", "p99<5ms", "--step-duration", "10ms"), "--step-duration must be at least 100ms"},
+		{"knee --step as a ramp calls it", knee("--slo", "p99<5ms", "--step", "10ms"), "--step-duration must be at least 100ms"},
 		{"knee negative retries", knee("--slo", "p99<5ms", "--retries", "-1"), "--retries must be between 0 and 5, got -1"},
 		{"knee too many retries", knee("--slo", "p99<5ms", "--retries", "6"), "--retries must be between 0 and 5, got 6"},
 		{"knee without workload", []string{"knee"}, "needs a workload"},
