@@ -67,6 +67,7 @@ report, as one self-contained HTML file (-o, default compare.html).`,
 		},
 	}
 	cmd.Flags().BoolVar(&html, "html", false, "also write the comparison as a self-contained HTML report")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file of --html (default compare.html)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file of --html (default compare.html; --out is taken too)")
+	aliasFlag(cmd.Flags(), "out", "output")
 	return cmd
 }

@@ -41,6 +41,18 @@ type kneeFlags struct {
 	runArgs []string
 }
 
+// aliasFlag makes --alias another name of fs's flag --name, where other
+// commands call the same thing alias (run's --out and --step).
+func aliasFlag(fs *pflag.FlagSet, alias, name string) {
+	prev := fs.GetNormalizeFunc()
+	fs.SetNormalizeFunc(func(f *pflag.FlagSet, n string) pflag.NormalizedName {
+		if n == alias {
+			n = name
+		}
+		return prev(f, n)
+	})
+}
+
 // kneeOnly are knee's flags that `run` does not take or that the run
 // command a knee result suggests sets on its own (-c, --durability, --db).
 var kneeOnly = map[string]bool{
@@ -135,12 +147,7 @@ fail is not sustained.`,
 	fs.Var(durationValue{&f.stepDur}, "step-duration", "measured duration of each probe (--step, as run --rates calls it, is taken too)")
 	// run's ramp calls a step's duration --step: a user going from a
 	// ramp to a knee search keeps the name.
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if name == "step" {
-			name = "step-duration"
-		}
-		return pflag.NormalizedName(name)
-	})
+	aliasFlag(fs, "step", "step-duration")
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "warm-up at each probe's rate before measuring it")
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
 	fs.IntVar(&f.retries, "retries", 1, "run a probe that breaks the SLO again up to this many times; its rate fails only if every run does (0: the first failure counts)")

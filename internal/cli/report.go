@@ -75,7 +75,11 @@ either of them, no HTML is written unless -o is given.`,
 				if err := writeHTML(out, func(w io.Writer) error { return htmlreport.Write(w, ins) }); err != nil {
 					return err
 				}
-				fmt.Fprintf(msgs, "report of %d result(s) written to %s\n", len(ins), out)
+				noun := "results"
+				if len(ins) == 1 {
+					noun = "result"
+				}
+				fmt.Fprintf(msgs, "report of %d %s written to %s\n", len(ins), noun, out)
 			}
 			if asJSON {
 				b, err := json.MarshalIndent(htmlreport.Summaries(ins), "", "  ")
@@ -87,7 +91,8 @@ either of them, no HTML is written unless -o is given.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default report.html; not written with only --csv or --json)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default report.html; not written with only --csv or --json; --out is taken too)")
+	aliasFlag(cmd.Flags(), "out", "output")
 	cmd.Flags().StringVar(&csvDir, "csv", "", "write the per-interval, per-step and per-run series as CSV files into this directory")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a compact JSON summary of each result")
 	return cmd

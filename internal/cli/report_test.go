@@ -164,8 +164,19 @@ func TestResultDirectory(t *testing.T) {
 	}
 	html := filepath.Join(t.TempDir(), "r.html")
 	code, out, errs = runCLI(t, ctx, "report", dir, fxRamp, "-o", html)
-	if code != 0 || !strings.Contains(out, "report of 3 result(s)") {
+	if code != 0 || !strings.Contains(out, "report of 3 results") {
 		t.Fatalf("report DIR FILE: exit %d: %s%s", code, out, errs)
+	}
+	// --out, as run and profile-host call it, names the file too.
+	html = filepath.Join(t.TempDir(), "one.html")
+	code, out, errs = runCLI(t, ctx, "report", fxRamp, "--out", html)
+	if _, err := os.Stat(html); code != 0 || err != nil || !strings.Contains(out, "report of 1 result written to "+html) {
+		t.Fatalf("report FILE --out: exit %d, %v: %s%s", code, err, out, errs)
+	}
+	html = filepath.Join(t.TempDir(), "cmp.html")
+	code, out, errs = runCLI(t, ctx, "compare", fxRamp, fxRamp, "--html", "--out", html)
+	if _, err := os.Stat(html); code != 0 || err != nil {
+		t.Fatalf("compare --html --out: exit %d, %v: %s%s", code, err, out, errs)
 	}
 
 	empty := t.TempDir()

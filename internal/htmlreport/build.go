@@ -926,7 +926,11 @@ func glance(r *report.Result) string {
 	if k := r.Knee; k != nil {
 		parts = append(parts, strings.TrimPrefix(report.KneeAnswer(k), "knee: "))
 		if n := len(k.TransientRates); n > 0 {
-			parts = append(parts, fmt.Sprintf("transient failures at %d rate(s), passed when run again", n))
+			where := fmt.Sprintf("%d rates", n)
+			if n == 1 {
+				where = "1 rate"
+			}
+			parts = append(parts, "transient failures at "+where+", passed when run again")
 		}
 	} else if len(r.Steps) > 1 && !isBatch(r.Steps) {
 		// A ramp: its overall averages mix the steps; say how far it kept up.

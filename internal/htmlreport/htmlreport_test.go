@@ -583,7 +583,7 @@ func TestKneeReport(t *testing.T) {
 		"<h2>Knee search</h2>", "<h2>Knee probes as open-loop steps (LT), in the order run</h2>",
 		"knee search for p99&lt;300ms,late&lt;1%,errors&lt;1%: 4 open-loop probes of 2 s, 20 to 80 req/s",
 		"at least 80/s — the SLO p99&lt;300ms,late&lt;1%,errors&lt;1% still holds at --max",
-		"transient failures at 1 rate(s), passed when run again",
+		"transient failures at 1 rate, passed when run again",
 		`<td class="l">re-run 1</td>`, "p99 762.367ms ≥ 300ms",
 		"a probe that broke the SLO was run again once, and its rate failed only if both runs did",
 		"transient failures: 1 of 4 probes broke the SLO, and a re-run at the same rate passed:",
