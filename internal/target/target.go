@@ -408,6 +408,20 @@ type FileStat struct {
 // ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).
 var ErrBadDSN = errors.New("malformed DSN")
 
+// ConnectTimeout bounds establishing a session (connecting, TLS, the
+// server's greeting and the login) where the DSN sets no bound of its own:
+// a server that accepts the connection and never answers (another service
+// on the port, a firewall, a server stuck starting up) is an error, not a
+// hang.
+const ConnectTimeout = 10 * time.Second
+
+// NoReply is the error text of a session that was not established within
+// d: what answers at addr did not speak engine's protocol in time. param
+// names the DSN's setting of the bound.
+func NoReply(engine, addr string, d time.Duration, param string) string {
+	return fmt.Sprintf("no reply from %s within %v: is a %s server listening there, and up? (%s in the DSN sets the wait)", addr, d, engine, param)
+}
+
 // ErrNoDatabase: the database a command needs does not exist (an embedded
 // database file opened with Options.MustExist).
 var ErrNoDatabase = errors.New("no such database")

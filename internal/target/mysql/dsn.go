@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -15,8 +14,9 @@ import (
 // DefaultPort is used when a DSN names no port.
 const DefaultPort = "3306"
 
-// defaultDialTimeout bounds connecting when the DSN sets no timeout.
-const defaultDialTimeout = 10 * time.Second
+// defaultDialTimeout bounds connecting when the DSN sets no timeout
+// (the target applies it to the whole of a session's set-up).
+const defaultDialTimeout = target.ConnectTimeout
 
 // parseDSN converts a URL DSN into go-sql-driver's configuration:
 //

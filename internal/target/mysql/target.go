@@ -73,6 +73,10 @@ type myTarget struct {
 	dsn string // as given; only ever shown through target.Redact
 	db  *sql.DB
 	io  ioMode // how worker sessions wait (workerIO)
+	// connectTimeout bounds establishing a session (conn); addr is the
+	// server's, for its error.
+	connectTimeout time.Duration
+	addr           string
 
 	mu      sync.Mutex // guards info, changed and closed
 	info    target.Info
@@ -127,7 +131,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		// reconnects while a lost connection is still being torn down.
 		db.SetMaxOpenConns(2*opts.MaxConns + 8)
 	}
-	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed)}
+	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed), connectTimeout: cfg.Timeout, addr: cfg.Addr}
 
 	admin, err := t.conn(ctx)
 	if err != nil {
@@ -157,13 +161,22 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 
 // conn takes a new session from the pool, turning a failure into a
 // one-line error that names the (redacted) DSN and carries no password.
+// The whole of it (dial, TLS, greeting, login) is bounded by the DSN's
+// timeout (target.ConnectTimeout by default), which the driver applies to
+// the dial alone.
 func (t *myTarget) conn(ctx context.Context) (*sql.Conn, error) {
-	c, err := t.db.Conn(ctx)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if t.connectTimeout > 0 { // timeout=0 in the DSN: no bound
+		cctx, cancel = context.WithTimeout(ctx, t.connectTimeout)
+	}
+	defer cancel()
+	c, err := t.db.Conn(cctx)
 	if err != nil {
-		return nil, &openError{
-			msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + oneLine(target.Scrub(err.Error(), t.dsn)),
-			err: err,
+		msg := oneLine(target.Scrub(err.Error(), t.dsn))
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			msg = target.NoReply("MySQL or MariaDB", t.addr, t.connectTimeout, "timeout=")
 		}
+		return nil, &openError{msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + msg, err: err}
 	}
 	return c, nil
 }

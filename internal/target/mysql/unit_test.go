@@ -205,6 +205,15 @@ func TestOpenClosedPort(t *testing.T) {
 	checkOpenError(t, target.Options{DSN: fmt.Sprintf("mysql://u:%s@127.0.0.1:%d/test", testPassword, port)}, "connection refused")
 }
 
+// TestOpenSilentServer: a server that accepts the connection and never
+// sends its greeting is a one-line error after the DSN's timeout (10 s
+// without one: the driver bounds the dial alone), not a hang.
+func TestOpenSilentServer(t *testing.T) {
+	addr := testenv.SilentServer(t)
+	checkOpenError(t, target.Options{DSN: fmt.Sprintf("mysql://u:%s@%s/test?timeout=1s", testPassword, addr)},
+		"no reply from "+addr+" within 1s: is a MySQL or MariaDB server listening there, and up? (timeout= in the DSN sets the wait)")
+}
+
 // checkOpenError asserts that Open fails with a one-line error free of the
 // password, containing mustContain.
 func checkOpenError(t *testing.T, opts target.Options, mustContain string, passwords ...string) {

@@ -752,6 +752,15 @@ func TestOpenClosedPort(t *testing.T) {
 	}
 }
 
+// TestOpenSilentServer: a server that accepts the connection and never
+// answers is a one-line error after the DSN's connect_timeout (10 s
+// without one), not a hang.
+func TestOpenSilentServer(t *testing.T) {
+	addr := testenv.SilentServer(t)
+	checkOpenError(t, fmt.Sprintf("postgres://u:%s@%s/db?connect_timeout=1", testPassword, addr),
+		"no reply from "+addr+" within 1s: is a PostgreSQL server listening there, and up? (connect_timeout= in the DSN sets the wait)")
+}
+
 func TestOpenInvalidDSN(t *testing.T) {
 	for _, dsn := range []string{
 		"postgres://u:" + testPassword + "@127.0.0.1:notaport/db",

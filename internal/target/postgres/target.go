@@ -32,6 +32,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"strconv"
@@ -126,6 +127,11 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 			kind: target.ErrBadDSN,
 		}
 	}
+	if cfg.ConnectTimeout == 0 && !strings.Contains(opts.DSN, "connect_timeout") && os.Getenv("PGCONNECT_TIMEOUT") == "" {
+		// libpq waits for ever by default; a server that accepts and
+		// never answers would hang ceiling.
+		cfg.ConnectTimeout = target.ConnectTimeout
+	}
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "ceiling"
 	}
@@ -204,6 +210,9 @@ func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn,
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		msg := target.Scrub(err.Error(), t.dsn, cfg.Password)
+		if ctx.Err() == nil && cfg.ConnectTimeout > 0 && errors.Is(err, context.DeadlineExceeded) {
+			msg = target.NoReply("PostgreSQL", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), cfg.ConnectTimeout, "connect_timeout=")
+		}
 		return nil, &openError{
 			msg: "postgres: connect to " + t.redactedDSN() + ": " + oneLine(msg),
 			err: err,
