@@ -52,7 +52,16 @@ type result struct {
 		MBPerMin       float64 `json:"mb_per_min"`
 		Errors         int64   `json:"errors"`
 		ElapsedS       float64 `json:"elapsed_s"`
-		LatencyMs      *struct {
+		InFlightAtEnd  struct {
+			Requests   int     `json:"requests"`
+			OldestMs   float64 `json:"oldest_ms"`
+			Unfinished int     `json:"unfinished"`
+		} `json:"in_flight_at_end"`
+		Stalls []struct {
+			FromS float64 `json:"from_s"`
+			ToS   float64 `json:"to_s"`
+		} `json:"stalls"`
+		LatencyMs *struct {
 			P50, P90, P95, P99, P999, Max float64
 		} `json:"latency_ms"`
 		ByOp map[string]struct {

@@ -525,6 +525,45 @@ func (w *watchWriter) String() string {
 // hand a second into its 3 s fails most of its requests from then on; its
 // verdict is "errors", naming the share failed and the class, on each
 // server.
+// liveRun is a `ceiling run` going on in the background (startRun).
+type liveRun struct {
+	stdout *watchWriter
+	stderr strings.Builder
+	done   chan int
+	out    string // its --out directory
+}
+
+// startRun starts `ceiling run WORKLOAD --db dsn args... --no-probe --out
+// DIR` in the background and returns once its measured phase has begun,
+// with an admin target on dsn for the test's own statements.
+func startRun(t *testing.T, ctx context.Context, dsn, workload string, args ...string) (*liveRun, target.Target) {
+	t.Helper()
+	admin, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	lr := &liveRun{stdout: &watchWriter{want: "running " + workload, seen: make(chan struct{})}, done: make(chan int), out: filepath.Join(t.TempDir(), "out")}
+	argv := append(append([]string{"run", workload, "--db", dsn}, args...), "--no-probe", "--out", lr.out)
+	go func() { lr.done <- Run(ctx, argv, lr.stdout, &lr.stderr) }()
+	select {
+	case <-lr.stdout.seen:
+	case code := <-lr.done:
+		t.Fatalf("exit %d before the run started\n%s\n%s", code, lr.stdout, lr.stderr.String())
+	}
+	return lr, admin
+}
+
+// wait waits for the run to end with exit status 0 and returns its result.
+func (lr *liveRun) wait(t *testing.T) result {
+	t.Helper()
+	if code := <-lr.done; code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, lr.stdout, lr.stderr.String())
+	}
+	r, _ := readResult(t, lr.out)
+	return r
+}
+
 func TestErrorsVerdictServers(t *testing.T) {
 	drops := map[string]string{"postgres": "DROP TABLE ceiling.rows", "mysql": "DROP TABLE ceiling_rows"}
 	for _, ec := range engineCases {
@@ -532,23 +571,7 @@ func TestErrorsVerdictServers(t *testing.T) {
 			dsn := serverDSN(t, ec.env)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			admin, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer admin.Close(context.Background())
-			out := filepath.Join(t.TempDir(), "out")
-			stdout := &watchWriter{want: "running direct-selects", seen: make(chan struct{})}
-			var stderr strings.Builder
-			done := make(chan int)
-			go func() {
-				done <- Run(ctx, []string{"run", "direct-selects", "--db", dsn, "-c", "2", "--rows", "100", "-T", "3s", "--no-probe", "--out", out}, stdout, &stderr)
-			}()
-			select {
-			case <-stdout.seen:
-			case code := <-done:
-				t.Fatalf("exit %d before the run started\n%s\n%s", code, stdout, stderr.String())
-			}
+			lr, admin := startRun(t, ctx, dsn, "direct-selects", "-c", "2", "--rows", "100", "-T", "3s")
 			time.Sleep(time.Second)
 			conn, err := admin.Connect(ctx)
 			if err != nil {
@@ -558,10 +581,8 @@ func TestErrorsVerdictServers(t *testing.T) {
 				t.Fatalf("%s: %v", drops[ec.name], err)
 			}
 			conn.Close()
-			if code := <-done; code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr.String())
-			}
-			r, _ := readResult(t, out)
+			r := lr.wait(t)
+			stdout := lr.stdout
 			v, _ := r.Verdict.(map[string]any)
 			ev, _ := v["evidence"].([]any)
 			if v["bottleneck"] != "errors" || len(ev) < 2 || !strings.Contains(ev[0].(string), "requests failed") || !strings.Contains(ev[1].(string), "other errors") {
@@ -569,6 +590,66 @@ func TestErrorsVerdictServers(t *testing.T) {
 			}
 			if r.Summary.Errors == 0 || r.Summary.Requests == 0 {
 				t.Fatalf("%d requests, %d errors: want both", r.Summary.Requests, r.Summary.Errors)
+			}
+		})
+	}
+}
+
+// TestStallVerdictServers: a lock taken outside the run on the table every
+// request reads, held from a second into a 4 s run to past its end, leaves
+// no request completing for most of the run: the verdict is "stall", the
+// silent span is listed, and the requests still waiting at the end are
+// counted apart (they are in no latency), not dropped unseen. Before,
+// the run reported the first second's latencies and "none".
+func TestStallVerdictServers(t *testing.T) {
+	locks := map[string][2]string{
+		"postgres": {"LOCK TABLE ceiling.rows IN ACCESS EXCLUSIVE MODE", ""},
+		"mysql":    {"LOCK TABLES ceiling_rows WRITE", "UNLOCK TABLES"},
+	}
+	for _, ec := range engineCases {
+		t.Run(ec.name, func(t *testing.T) {
+			dsn := serverDSN(t, ec.env)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			lr, admin := startRun(t, ctx, dsn, "direct-selects", "-c", "2", "--rows", "100", "-T", "4s")
+			conn, err := admin.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			time.Sleep(time.Second)
+			lock, unlock := locks[ec.name][0], locks[ec.name][1]
+			if unlock == "" { // PostgreSQL: the lock lasts as long as its transaction
+				if err := conn.Begin(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := conn.Exec(ctx, lock); err != nil {
+				t.Fatalf("%s: %v", lock, err)
+			}
+			time.Sleep(3500 * time.Millisecond) // to past the run's end
+			if unlock == "" {
+				err = conn.Commit(ctx)
+			} else {
+				_, err = conn.Exec(ctx, unlock)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := lr.wait(t)
+			stdout := lr.stdout
+			v, _ := r.Verdict.(map[string]any)
+			ev, _ := v["evidence"].([]any)
+			if v["bottleneck"] != "stall" || len(ev) < 2 || !strings.Contains(ev[0].(string), "no request completed for") ||
+				!strings.Contains(ev[1].(string), "2 requests were still waiting for the server when the run ended") {
+				t.Fatalf("verdict %v, want stall naming the silent span and the requests left waiting\n%s", v, stdout)
+			}
+			in := r.Summary.InFlightAtEnd
+			if len(r.Summary.Stalls) == 0 || in.Requests != 2 || in.OldestMs < 1000 {
+				t.Fatalf("stalls %v, in flight at the end %+v: want a stall and both workers' requests waiting over a second", r.Summary.Stalls, in)
+			}
+			if r.Summary.Requests == 0 || r.Summary.ElapsedS > 4.5 {
+				t.Fatalf("%d requests over %.1f s: want the first second's requests, and the measured phase to end at -T", r.Summary.Requests, r.Summary.ElapsedS)
 			}
 		})
 	}

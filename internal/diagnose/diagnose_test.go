@@ -1132,3 +1132,35 @@ func TestContentionRowLock(t *testing.T) {
 		t.Errorf("sampled waits (10%% lock) overridden by the server-wide figure: %s %q", v.Bottleneck, v.Evidence)
 	}
 }
+
+// TestWithStall: a run silent for a fifth of its time or more becomes a
+// stall with the former verdict as runner-up, except an errors verdict,
+// which keeps its name and gains the stall as evidence; the rule is listed
+// either way, and v itself is left as it was.
+func TestWithStall(t *testing.T) {
+	v := &Verdict{Bottleneck: CPU, Evidence: []string{"CPU 90%"}, Suggestions: []Suggestion{{Action: "more cores"}}}
+	st := StallInfo{Seconds: 3, Spans: []string{"1.0-4.0 s into the run"}, ElapsedS: 10}
+	got := WithStall(v, st)
+	if got.Bottleneck != Stall || got.Evidence[0] != "no request completed for 3.0 s of the 10.0 s measured (1.0-4.0 s into the run)" ||
+		got.Evidence[len(got.Evidence)-1] != "runner-up: cpu: CPU 90%" || len(got.Suggestions) != 1 || !strings.Contains(got.Suggestions[0].Action, "held the server up") {
+		t.Errorf("stall: %+v", got)
+	}
+	if r := got.Rules[len(got.Rules)-1]; r.Name != Stall || !r.Matched || r.Score != 0.3 {
+		t.Errorf("rule %+v", r)
+	}
+	if v.Bottleneck != CPU || len(v.Evidence) != 1 || len(v.Rules) != 0 {
+		t.Errorf("v changed: %+v", v)
+	}
+	st.Seconds = 1
+	if got := WithStall(v, st); got.Bottleneck != CPU || len(got.Evidence) != 2 || got.Rules[0].Matched {
+		t.Errorf("short stall: %+v", got)
+	}
+	st.Seconds = 5
+	e := &Verdict{Bottleneck: Errors, Evidence: []string{"50 of 100 requests failed"}}
+	if got := WithStall(e, st); got.Bottleneck != Errors || len(got.Evidence) != 2 {
+		t.Errorf("errors: %+v", got)
+	}
+	if got := WithStall(v, StallInfo{ElapsedS: 10}); got != v {
+		t.Errorf("no stall: got a new verdict %+v", got)
+	}
+}

@@ -126,7 +126,8 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 		}
 		docs[i] = d
 	}
-	res, err := Build(p, combine(kept, false))
+	comb := combine(kept, false)
+	res, err := Build(p, comb)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,17 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 			pt.Run = &n
 			res.Intervals = append(res.Intervals, pt)
 		}
+		for _, st := range d.Summary.Stalls {
+			st.Run = &n
+			res.Summary.Stalls = append(res.Summary.Stalls, st)
+		}
 		res.Runs = append(res.Runs, summaryOf(n, d))
+	}
+	if len(res.Summary.Stalls) > 0 {
+		// The merged result has no intervals of its own: its stalls are
+		// the runs', and its verdict is made again with them.
+		setVerdicts(res, comb)
+		applyStalls(res, p.Load.Grace)
 	}
 	var complete []RunSummary
 	for _, r := range res.Runs {
@@ -193,6 +204,9 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 		}
 		cpu += r.ClientCPUSeconds
 		cpuKnown = cpuKnown && r.ClientCPUSeconds >= 0
+		out.InFlight.Requests += r.InFlight.Requests
+		out.InFlight.Oldest = max(out.InFlight.Oldest, r.InFlight.Oldest)
+		out.InFlight.Unfinished += r.InFlight.Unfinished
 		out.WorkerGroups = max(out.WorkerGroups, r.WorkerGroups) // the same rule for every run
 		out.WorkerIO = cmp.Or(out.WorkerIO, r.WorkerIO)
 		switch {

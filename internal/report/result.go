@@ -123,6 +123,21 @@ type Summary struct {
 	// workload reports it (indirect selects: the key range); absent otherwise.
 	RowsExamined           *int64   `json:"rows_examined,omitempty"`
 	RowsExaminedPerRequest *float64 `json:"rows_examined_per_request,omitempty"`
+	// InFlightAtEnd is what was still waiting for the server when the
+	// measured phase ended: in no count or latency above.
+	InFlightAtEnd InFlightAtEnd `json:"in_flight_at_end"`
+	// Stalls are the spans of the measured phase in which no request
+	// completed, each at least the stall threshold long (stall.go).
+	Stalls []Stall `json:"stalls,omitempty"`
+}
+
+// InFlightAtEnd: requests in flight when the measured phase ended, how
+// long the oldest had been waiting, and how many had not returned a grace
+// period later (then cancelled).
+type InFlightAtEnd struct {
+	Requests   int     `json:"requests"`
+	OldestMs   float64 `json:"oldest_ms"`
+	Unfinished int     `json:"unfinished"`
 }
 
 // OpResult is the figures of one operation type.
@@ -434,6 +449,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: byteCount(tot.Bytes, p.NoBytes), MBPerMin: mbRate(tot.Bytes, el, p.NoBytes),
 		Errors: tot.ErrorCount(), ErrorsByClass: map[string]int64{}, Late: tot.Late, Reconnects: r.Total.Reconnects,
 		LatencyMs: metrics.LatencyOf(tot.Hist), ByOp: map[string]OpResult{},
+		InFlightAtEnd: InFlightAtEnd{Requests: r.InFlight.Requests, OldestMs: float64(r.InFlight.Oldest) / 1e6, Unfinished: r.InFlight.Unfinished},
 	}
 	s.RowsExamined, s.RowsExaminedPerRequest = examined(tot.Examined, tot.Requests)
 	for _, c := range metrics.ErrClasses() {
@@ -533,7 +549,9 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		res.Notes = append(res.Notes, figNote)
 	}
 	addStepFigures(p, r, res)
+	res.Summary.Stalls = stallsOf(res)
 	setVerdicts(res, r)
+	applyStalls(res, p.Load.Grace)
 	return res, nil
 }
 

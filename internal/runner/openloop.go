@@ -378,6 +378,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		now := min(r.since(), s.end) // the schedule's measured part is [s.measure, now)
 		if interrupted || i == len(r.steps)-1 {
 			// Completions from here on are not counted (as in closed loop).
+			res.InFlight.Requests, res.InFlight.Oldest = r.inFlight()
 			r.stop.Store(true)
 			close(r.stopCh)
 		}
@@ -436,12 +437,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		r.stop.Store(true)
 		close(r.stopCh)
 	}
-	select {
-	case <-r.done:
-	case <-time.After(r.cfg.Grace):
-		cancel()
-		<-r.done
-	}
+	r.waitWorkers(res, cancel)
 	r.closeWorkers()
 	r.settleLastStep(ctx, sr, res, lastStart)
 	// The workers are gone: the late and backlog counters are final.
@@ -534,7 +530,9 @@ func (k *worker) openLoop(ctx context.Context) {
 		}
 		k.lag.Record(lagSched, time.Duration(start-max(at, now)), 0, 0)
 		k.lag.Record(lagStart, time.Duration(start-at), 0, 0)
+		k.busy.Store(start + 1)
 		res, err := k.wk.Do(ctx)
+		k.busy.Store(0)
 		end := r.since()
 		if r.stop.Load() || ctx.Err() != nil {
 			return // finished after the end or cancelled: not counted

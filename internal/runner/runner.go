@@ -51,6 +51,10 @@ type Config struct {
 	// Grace is how long to wait for in-flight requests after the end before
 	// cancelling them (default 5 s).
 	Grace time.Duration
+	// SampleTimeout bounds each reading of the server's evidence (default
+	// 5 s): a server that stops answering holds an interval's tick up to
+	// this long.
+	SampleTimeout time.Duration
 	// OnInterval, if set, is called from the ticker goroutine after each interval.
 	OnInterval func(Interval)
 
@@ -190,6 +194,51 @@ type Result struct {
 	// measured parts); nil when the workload has none or a reading failed.
 	Observed   map[string]float64
 	ObserveErr string // first error reading them, if any
+	// InFlight is what was still waiting for the server when the measured
+	// phase ended: those requests never finished in it, so they are in no
+	// count and no latency.
+	InFlight InFlight
+}
+
+// DefaultGrace is Config.Grace when it is not set.
+const DefaultGrace = 5 * time.Second
+
+// InFlight describes the requests in flight when the measured phase ended.
+type InFlight struct {
+	Requests int           // in flight at the end
+	Oldest   time.Duration // how long the oldest of them had been waiting
+	// Unfinished is how many had still not returned Grace after the end
+	// (they were then cancelled).
+	Unfinished int
+}
+
+// inFlight counts the workers' requests in flight now, and the age of the
+// oldest. A worker marks its request (busy) in the clock its loop uses:
+// the schedule's in the open loop, the run's base otherwise.
+func (r *run) inFlight() (n int, oldest time.Duration) {
+	now := int64(time.Since(r.base))
+	if r.steps != nil {
+		now = r.since()
+	}
+	for _, wk := range r.workers {
+		if b := wk.busy.Load(); b != 0 {
+			n++
+			oldest = max(oldest, time.Duration(now-(b-1)))
+		}
+	}
+	return n, oldest
+}
+
+// waitWorkers waits up to Grace for the workers to return after the end,
+// then cancels what they still run (cancel) and waits for that.
+func (r *run) waitWorkers(res *Result, cancel context.CancelFunc) {
+	select {
+	case <-r.done:
+	case <-time.After(r.cfg.Grace):
+		res.InFlight.Unfinished, _ = r.inFlight()
+		cancel()
+		<-r.done
+	}
 }
 
 // Run runs workload w (already prepared) on t. Cancelling ctx stops the run
@@ -202,7 +251,10 @@ func Run(ctx context.Context, cfg Config, t target.Target, w workload.Workload) 
 		cfg.Interval = time.Second
 	}
 	if cfg.Grace == 0 {
-		cfg.Grace = 5 * time.Second
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.SampleTimeout == 0 {
+		cfg.SampleTimeout = 5 * time.Second
 	}
 	if cfg.LateAfter == 0 {
 		cfg.LateAfter = time.Second
@@ -210,7 +262,7 @@ func Run(ctx context.Context, cfg Config, t target.Target, w workload.Workload) 
 	if cfg.clock == nil {
 		cfg.clock = realClock{}
 	}
-	r := &run{cfg: cfg, t: t, w: w, reg: metrics.NewRegistry(w.Ops())}
+	r := &run{cfg: cfg, t: t, w: w, reg: metrics.NewRegistry(w.Ops()), base: time.Now()}
 	if s, ok := t.(target.Sampler); ok {
 		r.sampler = s
 	}
@@ -251,6 +303,14 @@ type run struct {
 	stopCh chan struct{}     // closed with stop, to wake sleeping workers
 
 	procs [2]int // GOMAXPROCS before and after setupMux raised it (mux.go)
+
+	// base is the closed loop workers' clock: their requests' start times
+	// (worker.busy) are offsets from it.
+	base time.Time
+	// endAt is when the closed loop's measured phase ended, since the
+	// series' begin, plus one (0 before): an interval closed after it ends
+	// there, since nothing finishing later is counted.
+	endAt atomic.Int64
 }
 
 // ConnectError is a worker's failure to connect before the run: Worker of
@@ -395,49 +455,59 @@ func (r *run) drive(ctx context.Context) *Result {
 		measureStart = begin.Add(lastEnd)
 		r.measuring.Store(true)
 	}
-	var deadline <-chan time.Time
+	// The end of the measured phase: its time, what is still in flight,
+	// and the workers told to stop (requests finishing after it are not
+	// counted). At --duration it comes from a timer, so that a tick held
+	// up by a server that stopped answering (its sample waits up to 5 s)
+	// does not stretch the measured phase.
+	var (
+		measureEnd time.Time
+		endOnce    sync.Once
+		ended      = make(chan struct{})
+	)
+	endMeasure := func() {
+		endOnce.Do(func() {
+			measureEnd = time.Now()
+			r.endAt.Store(int64(measureEnd.Sub(begin)) + 1)
+			res.InFlight.Requests, res.InFlight.Oldest = r.inFlight()
+			r.stop.Store(true)
+			close(ended)
+		})
+	}
 	if r.cfg.Duration > 0 {
-		tm := time.NewTimer(r.cfg.Duration - time.Since(measureStart))
+		tm := time.AfterFunc(r.cfg.Duration-time.Since(measureStart), endMeasure)
 		defer tm.Stop()
-		deadline = tm.C
 	}
 	tk := time.NewTicker(r.cfg.Interval)
 	defer tk.Stop()
-	var measureEnd time.Time
 	workersDone := false
 loop:
 	for !interrupted {
+		select {
+		case <-ended: // first: a tick held up by the server is not repeated
+			break loop
+		default:
+		}
 		select {
 		case <-tk.C:
 			iv := tick(false, lastEnd)
 			lastEnd = iv.End
 			total.Merge(iv.Snap)
 			res.addInterval(iv)
-		case <-deadline:
-			measureEnd = time.Now()
+		case <-ended:
 			break loop
 		case <-r.done:
-			measureEnd = time.Now()
 			workersDone = true
 			break loop
 		case <-ctx.Done():
 			interrupted = true
 		}
 	}
-	if interrupted {
-		measureEnd = time.Now()
-	}
+	endMeasure()
 	res.Observed = observedDelta(obsStart, r.observe(ctx, res))
-	// Stop the workers: requests finishing after the end are not counted.
-	r.stop.Store(true)
 	r.pauseCancel()
 	if !workersDone {
-		select {
-		case <-r.done:
-		case <-time.After(r.cfg.Grace):
-			cancel()
-			<-r.done
-		}
+		r.waitWorkers(res, cancel)
 	}
 	r.restoreProcs()
 	// Close the connections first and let the target publish what its
@@ -447,7 +517,9 @@ loop:
 	r.settle(ctx)
 	iv := tick(false, lastEnd)
 	total.Merge(iv.Snap)
-	res.addInterval(iv)
+	if t := iv.Snap.Total(); iv.End > iv.Start || t.Requests > 0 || t.ErrorCount() > 0 {
+		res.addInterval(iv)
+	}
 
 	res.Elapsed = measureEnd.Sub(measureStart)
 	res.Total = total
@@ -541,7 +613,7 @@ func (sr *series) sample() *target.Sample {
 	if sr.r.sampler == nil {
 		return nil
 	}
-	sctx, c := context.WithTimeout(context.WithoutCancel(sr.ctx), 5*time.Second)
+	sctx, c := context.WithTimeout(context.WithoutCancel(sr.ctx), sr.r.cfg.SampleTimeout)
 	defer c()
 	s, err := sr.r.sampler.Sample(sctx)
 	if err != nil {
@@ -558,7 +630,11 @@ func (sr *series) sample() *target.Sample {
 
 // tick closes the interval that began at lastEnd (since begin).
 func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
-	iv := Interval{Start: lastEnd, End: time.Since(sr.begin), Warmup: warm, Step: sr.step, Snap: sr.r.reg.Tick(), ClientCPU: -1}
+	end := time.Since(sr.begin)
+	if e := sr.r.endAt.Load(); e != 0 {
+		end = max(min(end, time.Duration(e-1)), lastEnd)
+	}
+	iv := Interval{Start: lastEnd, End: end, Warmup: warm, Step: sr.step, Snap: sr.r.reg.Tick(), ClientCPU: -1}
 	cur := sr.sample()
 	if sr.prev != nil && cur != nil {
 		iv.Evidence = sr.delta(sr.prev, cur)
@@ -584,6 +660,9 @@ type worker struct {
 	rec   *metrics.Recorder
 	lag   *metrics.Recorder // open loop: scheduling lag (op lagSched, lagStart)
 	quota int64
+	// busy is when the request the worker is running started (in its
+	// loop's clock, see run.inFlight), plus one; 0 between requests.
+	busy atomic.Int64
 
 	// Multiplexed closed loop (mux.go): the connection's waiter, and the
 	// yield of the coroutine running loop.
@@ -607,14 +686,16 @@ func (k *worker) loop(ctx context.Context) {
 	// Request times are read as offsets from base: time.Since reads the
 	// monotonic clock only, time.Now the wall clock too (25 against 47 ns
 	// on the development VM).
-	base := time.Now()
+	base := k.run.base
 	for !k.run.stop.Load() && ctx.Err() == nil && measured < k.quota {
 		if !k.pause() {
 			return
 		}
 		start := time.Since(base)
 		suspends := k.suspends
+		k.busy.Store(int64(start) + 1)
 		res, err := k.wk.Do(ctx)
+		k.busy.Store(0)
 		d := time.Since(base) - start
 		if k.run.stop.Load() || ctx.Err() != nil {
 			return // finished after the end or cancelled: not counted

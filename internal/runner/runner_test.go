@@ -365,3 +365,83 @@ func TestRestartedNeedsSeveralCounters(t *testing.T) {
 		}
 	}
 }
+
+// frozenTarget's server stops answering from the moment frozen closes:
+// its samples and its workers' requests wait until thaw closes (the
+// requests also end when their context does, as a driver's cancel would).
+type frozenTarget struct {
+	fakeTarget
+	frozen, thaw chan struct{}
+}
+
+func (f *frozenTarget) Sample(ctx context.Context) (target.Sample, error) {
+	select {
+	case <-f.frozen:
+		select {
+		case <-f.thaw:
+		case <-ctx.Done():
+			return target.Sample{}, ctx.Err()
+		}
+	default:
+	}
+	return f.fakeTarget.Sample(ctx)
+}
+
+type frozenWorkload struct {
+	fakeWorkload
+	t *frozenTarget
+}
+
+func (w *frozenWorkload) NewWorker(context.Context, target.Target, target.Conn, int) (workload.Worker, error) {
+	return frozenWorker{w.t}, nil
+}
+
+type frozenWorker struct{ t *frozenTarget }
+
+func (k frozenWorker) Do(ctx context.Context) (workload.Result, error) {
+	select {
+	case <-k.t.frozen:
+		select {
+		case <-k.t.thaw:
+		case <-ctx.Done():
+			return workload.Result{}, ctx.Err()
+		}
+	default:
+		time.Sleep(time.Millisecond)
+	}
+	return workload.Result{Rows: 1}, nil
+}
+
+// TestFrozenServer: a server that stops answering mid-run. The measured
+// phase still ends at its duration (the interval tick waiting on the
+// server's sample does not hold it up), the requests left waiting are
+// counted with their age, and those not back within Grace are cancelled
+// and counted too. Before, the end waited for the tick (here up to 3 s)
+// and the waiting requests were dropped without a trace.
+func TestFrozenServer(t *testing.T) {
+	ft := &frozenTarget{frozen: make(chan struct{}), thaw: make(chan struct{})}
+	defer close(ft.thaw)
+	time.AfterFunc(300*time.Millisecond, func() { close(ft.frozen) })
+	res, err := Run(context.Background(), Config{Threads: 3, Duration: time.Second, Interval: 100 * time.Millisecond, Grace: 200 * time.Millisecond, SampleTimeout: 3 * time.Second},
+		ft, &frozenWorkload{t: ft})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Elapsed > 2500*time.Millisecond {
+		t.Errorf("measured %v of a 1 s run: the end waited for the stuck tick", res.Elapsed)
+	}
+	in := res.InFlight
+	if in.Requests != 3 || in.Oldest < 400*time.Millisecond || in.Unfinished != 3 {
+		t.Errorf("in flight at the end %+v, want 3 requests, the oldest waiting since the freeze, all 3 cancelled after Grace", in)
+	}
+	if res.Total.Total().Requests == 0 {
+		t.Error("no request counted before the freeze")
+	}
+	var last Interval
+	for _, iv := range res.Intervals {
+		last = iv
+	}
+	if last.End > res.Elapsed+50*time.Millisecond {
+		t.Errorf("the last interval ends at %v, after the measured phase (%v)", last.End, res.Elapsed)
+	}
+}

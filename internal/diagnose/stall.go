@@ -1,0 +1,97 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Stall is the verdict of a run in which no request completed for a large
+// part of the measured time (MinStallShare): the server, or something
+// between it and ceiling, stopped answering, and the run's figures
+// describe the time around that, not a ceiling.
+const Stall = "stall"
+
+// MinStallShare is the share of the measured time without a completed
+// request from which the run's verdict is "stall".
+const MinStallShare = 0.2
+
+// StallInfo is what a run's series showed of the time without a completed
+// request: Seconds in all, Spans naming them ("3.0-18.0 s into the
+// run"), and the requests still waiting when the measured phase ended
+// (InFlight, the oldest waiting OldestS, Unfinished of them still not back
+// GraceS later). ElapsedS is the measured time.
+type StallInfo struct {
+	Seconds    float64
+	Spans      []string
+	ElapsedS   float64
+	InFlight   int
+	OldestS    float64
+	Unfinished int
+	GraceS     float64
+}
+
+// stalled says whether anything in st is worth a word.
+func (st StallInfo) stalled() bool { return st.Seconds > 0 || st.OldestS > 0 }
+
+// Evidence describes st in a line or two.
+func (st StallInfo) Evidence() []string {
+	var out []string
+	if st.Seconds > 0 {
+		out = append(out, fmt.Sprintf("no request completed for %.1f s of the %.1f s measured (%s)", st.Seconds, st.ElapsedS, strings.Join(st.Spans, ", ")))
+	}
+	if st.OldestS > 0 {
+		line := fmt.Sprintf("%d %s still waiting for the server when the run ended, the oldest for %.1f s: not in the counts or the latencies",
+			st.InFlight, plural(st.InFlight, "request was", "requests were"), st.OldestS)
+		if st.Unfinished > 0 {
+			line += fmt.Sprintf("; %d had not returned %.0f s later and were cancelled", st.Unfinished, st.GraceS)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// share is the part of the measured time the stall took: the spans
+// without a completion, or the oldest request left waiting at the end,
+// whichever is longer.
+func (st StallInfo) share() float64 {
+	if st.ElapsedS <= 0 {
+		return 0
+	}
+	return max(st.Seconds, st.OldestS) / st.ElapsedS
+}
+
+// WithStall returns v adjusted for st: when no request completed for at
+// least MinStallShare of the measured time, a "stall" verdict whose
+// runner-up is v's (unless v is Errors, which stays); otherwise v with a
+// line of evidence per stall. v itself is not changed. Without a stall it
+// returns v.
+func WithStall(v *Verdict, st StallInfo) *Verdict {
+	if v == nil || !st.stalled() {
+		return v
+	}
+	share := st.share()
+	ev := st.Evidence()
+	out := *v
+	out.Rules = append(append([]Rule{}, v.Rules...), Rule{Name: Stall, Matched: share >= MinStallShare, Score: round(share, 3),
+		Why: fmt.Sprintf("no request completed for %.0f%% of the measured time (%s %.0f%%)", 100*share, map[bool]string{true: "≥", false: "<"}[share >= MinStallShare], 100*MinStallShare)})
+	if share < MinStallShare || v.Bottleneck == Errors {
+		// A short stall is a detail of the verdict; a run whose requests
+		// failed is about its errors first.
+		out.Evidence = append(append([]string{}, v.Evidence...), ev...)
+		return &out
+	}
+	out.Bottleneck = Stall
+	out.Evidence = append(ev, "the server (or the path to it) stopped answering: the figures describe the time around the stall, not the database's ceiling")
+	if v.Bottleneck != None && len(v.Evidence) > 0 {
+		out.Evidence = append(out.Evidence, fmt.Sprintf("runner-up: %s: %s", v.Bottleneck, v.Evidence[0]))
+	}
+	out.Suggestions = []Suggestion{{Action: "finding what held the server up (its log: a checkpoint or a full disk; a lock taken outside the run; a paused VM or process; the network), then running again"}}
+	return &out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

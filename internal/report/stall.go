@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/runner"
+)
+
+// Stall is a span of the measured phase in which no request completed
+// (and none failed): FromS to ToS seconds into the run (or into run Run of
+// a --repeat).
+type Stall struct {
+	FromS float64 `json:"from_s"`
+	ToS   float64 `json:"to_s"`
+	Run   *int    `json:"run,omitempty"`
+}
+
+// Seconds is the stall's length.
+func (s Stall) Seconds() float64 { return s.ToS - s.FromS }
+
+// minStall is the shortest span without a completion that is called a
+// stall: a second, or ten times the run's p99 latency where requests are
+// that slow (a whole-table read of minutes completes rarely by nature).
+func minStall(res *Result) float64 {
+	thr := 1.0
+	if l := res.Summary.LatencyMs; l != nil {
+		thr = max(thr, 10*l.P99/1000)
+	}
+	return thr
+}
+
+// stallsOf finds the stalls in res's measured intervals: consecutive
+// intervals without a completed or failed request, together at least
+// minStall long. In the open loop an interval counts only where its step
+// scheduled at least 5 requests in it (a slow rate leaves gaps by itself).
+func stallsOf(res *Result) []Stall {
+	thr := minStall(res)
+	var out []Stall
+	var cur *Stall
+	var prevT float64
+	flush := func() {
+		if cur != nil && cur.Seconds() >= thr {
+			out = append(out, *cur)
+		}
+		cur = nil
+	}
+	for _, pt := range res.Intervals {
+		if pt.T < prevT { // the next run of a --repeat
+			flush()
+		}
+		prevT = pt.T
+		silent := !pt.Warmup && pt.Requests == 0 && pt.Errors == 0 && pt.Seconds > 0
+		if silent && pt.Step != nil && *pt.Step < len(res.Steps) && res.Steps[*pt.Step].Rate*pt.Seconds < 5 {
+			silent = false
+		}
+		if !silent {
+			flush()
+			continue
+		}
+		if cur == nil {
+			cur = &Stall{FromS: pt.T - pt.Seconds, Run: pt.Run}
+		}
+		cur.ToS = pt.T
+	}
+	flush()
+	return out
+}
+
+// applyStalls notes the stalls and the requests left waiting at the end,
+// and adjusts the verdict (diagnose.WithStall): a run that stood still
+// for a fifth of its time or more is a "stall", whatever its figures say.
+func applyStalls(res *Result, grace time.Duration) {
+	if grace == 0 {
+		grace = runner.DefaultGrace
+	}
+	st := diagnose.StallInfo{ElapsedS: res.Summary.ElapsedS, GraceS: grace.Seconds()}
+	for _, s := range res.Summary.Stalls {
+		st.Seconds += s.Seconds()
+		span := fmt.Sprintf("%.1f-%.1f s into the run", s.FromS, s.ToS)
+		if s.Run != nil {
+			span = fmt.Sprintf("%.1f-%.1f s into run %d", s.FromS, s.ToS, *s.Run)
+		}
+		st.Spans = append(st.Spans, span)
+	}
+	if in := res.Summary.InFlightAtEnd; in.OldestMs/1000 >= minStall(res) {
+		st.InFlight, st.OldestS, st.Unfinished = in.Requests, in.OldestMs/1000, in.Unfinished
+	}
+	if st.Seconds == 0 && st.OldestS == 0 {
+		return
+	}
+	v := res.Verdict
+	if v == nil {
+		// Nothing completed in the measured phase: the stall is all
+		// there is to say.
+		v = &diagnose.Verdict{Bottleneck: diagnose.None, Evidence: []string{}, Suggestions: []diagnose.Suggestion{}, Rules: []diagnose.Rule{}}
+	}
+	res.Verdict = diagnose.WithStall(v, st)
+}

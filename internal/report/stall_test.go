@@ -1,0 +1,102 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/metrics"
+)
+
+// TestStallsOf: consecutive measured intervals without a completed or
+// failed request make a stall once they last a second, or ten times the
+// run's p99 where requests are that slow; warm-up intervals, a failing
+// interval and an open-loop step too slow to fill an interval are none;
+// a --repeat's runs are apart.
+func TestStallsOf(t *testing.T) {
+	pt := func(tEnd, secs float64, req, errs int64) IntervalPoint {
+		return IntervalPoint{T: tEnd, Seconds: secs, Requests: req, Errors: errs}
+	}
+	res := &Result{Summary: Summary{LatencyMs: &metrics.Latency{P99: 2}}}
+	res.Intervals = []IntervalPoint{
+		pt(1, 1, 100, 0), pt(2, 1, 0, 0), pt(3, 1, 50, 0), // 1 s: a stall
+		pt(3.5, 0.5, 0, 0), pt(4, 0.5, 0, 1), // 0.5 s, then a failure: none
+		pt(5, 1, 0, 0), pt(6, 1, 0, 0), // to the end: 2 s
+	}
+	warm := pt(7, 1, 0, 0)
+	warm.Warmup = true
+	res.Intervals = append(res.Intervals, warm)
+	st := stallsOf(res)
+	if len(st) != 2 || st[0].FromS != 1 || st[0].ToS != 2 || st[1].FromS != 4 || st[1].ToS != 6 {
+		t.Fatalf("stalls %+v, want 1-2 s and 4-6 s", st)
+	}
+	// Requests of 300 ms at p99: a 2 s gap is no stall (10 × p99 = 3 s).
+	res.Summary.LatencyMs.P99 = 300
+	if st := stallsOf(res); len(st) != 0 {
+		t.Fatalf("slow requests: stalls %+v, want none", st)
+	}
+	// A repeat's second run starts at t 0 again: silent ends of one run
+	// and silent starts of the next are two stalls, not one.
+	res.Summary.LatencyMs.P99 = 2
+	res.Intervals = []IntervalPoint{pt(1, 1, 10, 0), pt(2, 1, 0, 0), pt(1, 1, 0, 0), pt(2, 1, 10, 0)}
+	if st := stallsOf(res); len(st) != 2 || st[0].FromS != 1 || st[1].FromS != 0 {
+		t.Fatalf("repeat: stalls %+v, want one at the end of run 1, one at the start of run 2", st)
+	}
+	// Open loop: a step of 2 requests/s leaves seconds empty by itself.
+	step := 0
+	slow := pt(2, 1, 0, 0)
+	slow.Step = &step
+	res.Steps = []Step{{Rate: 2}}
+	res.Intervals = []IntervalPoint{pt(1, 1, 2, 0), slow}
+	if st := stallsOf(res); len(st) != 0 {
+		t.Fatalf("slow open-loop step: stalls %+v, want none", st)
+	}
+	res.Steps[0].Rate = 100
+	if st := stallsOf(res); len(st) != 1 {
+		t.Fatalf("open-loop step at 100/s: stalls %+v, want one", st)
+	}
+}
+
+// TestApplyStalls: a run silent for most of its time gets the stall
+// verdict with its former verdict as runner-up; a short stall is a line of
+// evidence; requests left waiting at the end count even without a silent
+// interval, and a run that completed nothing gets a verdict at all.
+func TestApplyStalls(t *testing.T) {
+	base := func() *Result {
+		return &Result{Summary: Summary{ElapsedS: 10, LatencyMs: &metrics.Latency{P99: 2}},
+			Verdict: &diagnose.Verdict{Bottleneck: diagnose.CPU, Evidence: []string{"CPU 90% of the cores"}}}
+	}
+	res := base()
+	res.Summary.Stalls = []Stall{{FromS: 3, ToS: 9}}
+	applyStalls(res, 0)
+	v := res.Verdict
+	if v.Bottleneck != diagnose.Stall || !strings.HasPrefix(v.Evidence[0], "no request completed for 6.0 s of the 10.0 s measured (3.0-9.0 s into the run)") ||
+		!strings.Contains(strings.Join(v.Evidence, "|"), "runner-up: cpu: CPU 90% of the cores") {
+		t.Errorf("long stall: %s %q", v.Bottleneck, v.Evidence)
+	}
+	res = base()
+	res.Summary.Stalls = []Stall{{FromS: 3, ToS: 4}}
+	applyStalls(res, 0)
+	if v := res.Verdict; v.Bottleneck != diagnose.CPU || v.Evidence[len(v.Evidence)-1] != "no request completed for 1.0 s of the 10.0 s measured (3.0-4.0 s into the run)" {
+		t.Errorf("short stall: %s %q", v.Bottleneck, v.Evidence)
+	}
+	res = base()
+	res.Summary.InFlightAtEnd = InFlightAtEnd{Requests: 3, OldestMs: 4000, Unfinished: 3}
+	applyStalls(res, 0)
+	if v := res.Verdict; v.Bottleneck != diagnose.Stall ||
+		v.Evidence[0] != "3 requests were still waiting for the server when the run ended, the oldest for 4.0 s: not in the counts or the latencies; 3 had not returned 5 s later and were cancelled" {
+		t.Errorf("left waiting: %s %q", v.Bottleneck, v.Evidence)
+	}
+	// Waiting a little at the end is the normal end of a run.
+	res = base()
+	res.Summary.InFlightAtEnd = InFlightAtEnd{Requests: 3, OldestMs: 2}
+	applyStalls(res, 0)
+	if v := res.Verdict; v.Bottleneck != diagnose.CPU || len(v.Evidence) != 1 {
+		t.Errorf("ordinary end: %s %q", v.Bottleneck, v.Evidence)
+	}
+	res = &Result{Summary: Summary{ElapsedS: 5, InFlightAtEnd: InFlightAtEnd{Requests: 4, OldestMs: 5000}}}
+	applyStalls(res, 0)
+	if res.Verdict == nil || res.Verdict.Bottleneck != diagnose.Stall {
+		t.Errorf("nothing completed: verdict %+v", res.Verdict)
+	}
+}
