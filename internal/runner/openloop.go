@@ -53,6 +53,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -353,6 +354,25 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 	}
 	go func() { r.wg.Wait(); close(r.done) }()
 
+	// The end: at the last step's scheduled end (from a timer, so that a
+	// tick held up by the server's sample does not move it), or where the
+	// run is interrupted. What is in flight then is counted, and nothing
+	// finishing later.
+	var endOnce sync.Once
+	end := func(at int64, measured bool) {
+		endOnce.Do(func() {
+			if measured {
+				res.InFlight.Requests, res.InFlight.Oldest = r.inFlightAt(at)
+			}
+			r.stop.Store(true)
+			close(r.stopCh)
+		})
+	}
+	if len(r.steps) > 0 {
+		last := r.steps[len(r.steps)-1].end
+		tm := time.AfterFunc(r.origin.Add(time.Duration(last)).Sub(r.cfg.clock.Now()), func() { end(last, true) })
+		defer tm.Stop()
+	}
 	ph := &phase{r: r, ctx: ctx, sr: sr, rec: lateRec, reap: reapEvery(r.cfg.LateAfter)}
 	total := metrics.NewSnapshot(r.reg.Ops())
 	cpuTotal, cpuKnown := 0.0, true
@@ -378,12 +398,14 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 		now := min(r.since(), s.end) // the schedule's measured part is [s.measure, now)
 		if interrupted || i == len(r.steps)-1 {
 			// Completions from here on are not counted (as in closed loop).
-			res.InFlight.Requests, res.InFlight.Oldest = r.inFlight()
-			r.stop.Store(true)
-			close(r.stopCh)
+			end(now, true)
 		}
 		s.closeAt(now, lateRec)
+		// The step's closing tick ends with its schedule, even when a
+		// tick held up by the server (its sample) returned later.
+		sr.until = time.Duration(now)
 		last := ph.tick(false, snap)
+		sr.until = 0
 		res.addInterval(last)
 		lag := r.lagReg.Tick()
 
@@ -433,10 +455,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 			res.Observed = nil
 		}
 	}
-	if !r.stop.Load() { // interrupted in a warm-up
-		r.stop.Store(true)
-		close(r.stopCh)
-	}
+	end(r.since(), false) // interrupted in a warm-up, if not ended yet
 	r.waitWorkers(res, cancel)
 	r.closeWorkers()
 	r.settleLastStep(ctx, sr, res, lastStart)
@@ -470,6 +489,10 @@ func (p *phase) until(s *sched, end int64, warm bool, snap *metrics.Snapshot) bo
 	r := p.r
 	endT := time.NewTimer(time.Duration(end - r.since()))
 	defer endT.Stop()
+	// No interval of the phase ends after it, even one whose tick waited
+	// for the server past it.
+	p.sr.until = time.Duration(end)
+	defer func() { p.sr.until = 0 }()
 	tk := time.NewTicker(r.cfg.Interval)
 	defer tk.Stop()
 	reap := time.NewTicker(p.reap)

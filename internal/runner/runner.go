@@ -220,10 +220,16 @@ func (r *run) inFlight() (n int, oldest time.Duration) {
 	if r.steps != nil {
 		now = r.since()
 	}
+	return r.inFlightAt(now)
+}
+
+// inFlightAt is inFlight as of time at (in the workers' clock): requests
+// started after it are not counted.
+func (r *run) inFlightAt(at int64) (n int, oldest time.Duration) {
 	for _, wk := range r.workers {
-		if b := wk.busy.Load(); b != 0 {
+		if b := wk.busy.Load(); b != 0 && b-1 <= at {
 			n++
-			oldest = max(oldest, time.Duration(now-(b-1)))
+			oldest = max(oldest, time.Duration(at-(b-1)))
 		}
 	}
 	return n, oldest
@@ -588,6 +594,9 @@ type series struct {
 	// across one has no server counters (delta). Times, not the samples
 	// themselves, so that a long run keeps no sample alive.
 	restarts []time.Time
+	// until, when set, is where the next interval ends at the latest
+	// (the open loop's step end, in schedule time).
+	until time.Duration
 }
 
 // delta is Delta(a, b), without the server's counters when the server
@@ -633,6 +642,9 @@ func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 	end := time.Since(sr.begin)
 	if e := sr.r.endAt.Load(); e != 0 {
 		end = max(min(end, time.Duration(e-1)), lastEnd)
+	}
+	if sr.until > 0 {
+		end = max(min(end, sr.until), lastEnd)
 	}
 	iv := Interval{Start: lastEnd, End: end, Warmup: warm, Step: sr.step, Snap: sr.r.reg.Tick(), ClientCPU: -1}
 	cur := sr.sample()

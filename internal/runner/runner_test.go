@@ -416,32 +416,34 @@ func (k frozenWorker) Do(ctx context.Context) (workload.Result, error) {
 // phase still ends at its duration (the interval tick waiting on the
 // server's sample does not hold it up), the requests left waiting are
 // counted with their age, and those not back within Grace are cancelled
-// and counted too. Before, the end waited for the tick (here up to 3 s)
+// and counted too. Before, the end waited for the tick (here up to 2 s)
 // and the waiting requests were dropped without a trace.
 func TestFrozenServer(t *testing.T) {
-	ft := &frozenTarget{frozen: make(chan struct{}), thaw: make(chan struct{})}
-	defer close(ft.thaw)
-	time.AfterFunc(300*time.Millisecond, func() { close(ft.frozen) })
-	res, err := Run(context.Background(), Config{Threads: 3, Duration: time.Second, Interval: 100 * time.Millisecond, Grace: 200 * time.Millisecond, SampleTimeout: 3 * time.Second},
-		ft, &frozenWorkload{t: ft})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Elapsed > 2500*time.Millisecond {
-		t.Errorf("measured %v of a 1 s run: the end waited for the stuck tick", res.Elapsed)
-	}
-	in := res.InFlight
-	if in.Requests != 3 || in.Oldest < 400*time.Millisecond || in.Unfinished != 3 {
-		t.Errorf("in flight at the end %+v, want 3 requests, the oldest waiting since the freeze, all 3 cancelled after Grace", in)
-	}
-	if res.Total.Total().Requests == 0 {
-		t.Error("no request counted before the freeze")
-	}
-	var last Interval
-	for _, iv := range res.Intervals {
-		last = iv
-	}
-	if last.End > res.Elapsed+50*time.Millisecond {
-		t.Errorf("the last interval ends at %v, after the measured phase (%v)", last.End, res.Elapsed)
+	for _, rate := range []float64{0, 100} { // closed loop, open loop
+		ft := &frozenTarget{frozen: make(chan struct{}), thaw: make(chan struct{})}
+		time.AfterFunc(300*time.Millisecond, func() { close(ft.frozen) })
+		res, err := Run(context.Background(), Config{Threads: 3, Rate: rate, Duration: time.Second, Interval: 100 * time.Millisecond,
+			Grace: 200 * time.Millisecond, SampleTimeout: 2 * time.Second}, ft, &frozenWorkload{t: ft})
+		close(ft.thaw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Elapsed > 1800*time.Millisecond {
+			t.Errorf("rate %v: measured %v of a 1 s run: the end waited for the stuck tick", rate, res.Elapsed)
+		}
+		in := res.InFlight
+		if in.Requests != 3 || in.Oldest < 400*time.Millisecond || in.Unfinished != 3 {
+			t.Errorf("rate %v: in flight at the end %+v, want 3 requests, the oldest waiting since the freeze, all 3 cancelled after Grace", rate, in)
+		}
+		if res.Total.Total().Requests == 0 {
+			t.Errorf("rate %v: no request counted before the freeze", rate)
+		}
+		var last Interval
+		for _, iv := range res.Intervals {
+			last = iv
+		}
+		if last.End > time.Second+50*time.Millisecond {
+			t.Errorf("rate %v: the last interval ends at %v, after the measured phase", rate, last.End)
+		}
 	}
 }
