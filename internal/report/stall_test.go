@@ -3,9 +3,11 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/runner"
 )
 
 // TestStallsOf: consecutive measured intervals without a completed or
@@ -98,5 +100,43 @@ func TestApplyStalls(t *testing.T) {
 	applyStalls(res, 0)
 	if res.Verdict == nil || res.Verdict.Bottleneck != diagnose.Stall {
 		t.Errorf("nothing completed: verdict %+v", res.Verdict)
+	}
+}
+
+// TestRepeatStalls: a --repeat whose second run stood still gathers that
+// run's stall (with its run number) and the verdict says so over the
+// runs' measured time.
+func TestRepeatStalls(t *testing.T) {
+	run := func(silentFrom int, inFlight runner.InFlight) *runner.Result {
+		r := &runner.Result{Started: time.Now(), Total: metrics.NewSnapshot([]string{"insert"}), Elapsed: 10 * time.Second, ClientCPUSeconds: -1, InFlight: inFlight}
+		for i := 0; i < 10; i++ {
+			n := 100
+			if i >= silentFrom {
+				n = 0
+			}
+			iv := runner.Interval{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Snap: snapWith(n, time.Millisecond, 0)}
+			r.Intervals = append(r.Intervals, iv)
+			r.Total.Merge(iv.Snap)
+		}
+		return r
+	}
+	p := Params{Workload: "single-inserts", Load: runner.Config{Threads: 2, Duration: 10 * time.Second}, Cores: 2}
+	res, err := BuildRepeat(p, []*runner.Result{run(10, runner.InFlight{}), run(3, runner.InFlight{Requests: 2, Oldest: 7 * time.Second})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Summary.Stalls
+	if len(st) != 1 || st[0].Run == nil || *st[0].Run != 2 || st[0].FromS != 3 || st[0].ToS != 10 {
+		t.Fatalf("stalls %+v, want 3-10 s of run 2", st)
+	}
+	if in := res.Summary.InFlightAtEnd; in.Requests != 2 || in.OldestMs != 7000 {
+		t.Fatalf("in flight at the end %+v", in)
+	}
+	v := res.Verdict
+	if v == nil || v.Bottleneck != diagnose.Stall || v.Evidence[0] != "no request completed for 7.0 s of the 20.0 s measured (3.0-10.0 s into run 2)" {
+		t.Fatalf("verdict %+v", v)
+	}
+	if n := strings.Count(strings.Join(v.Evidence, "|"), "still waiting"); n != 1 {
+		t.Fatalf("the requests left waiting said %d times: %q", n, v.Evidence)
 	}
 }
