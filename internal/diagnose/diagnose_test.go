@@ -1160,6 +1160,10 @@ func TestWithStall(t *testing.T) {
 	if got := WithStall(e, st); got.Bottleneck != Errors || len(got.Evidence) != 2 {
 		t.Errorf("errors: %+v", got)
 	}
+	none := &Verdict{Bottleneck: None, Rules: []Rule{{Name: CPU}, {Name: None, Matched: true, Why: "no other rule matched"}}}
+	if got := WithStall(none, st); got.Bottleneck != Stall || got.Rules[1].Matched || !none.Rules[1].Matched {
+		t.Errorf("none superseded: rules %+v (v's %+v)", got.Rules, none.Rules)
+	}
 	if got := WithStall(v, StallInfo{ElapsedS: 10}); got != v {
 		t.Errorf("no stall: got a new verdict %+v", got)
 	}

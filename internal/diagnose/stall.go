@@ -81,6 +81,11 @@ func WithStall(v *Verdict, st StallInfo) *Verdict {
 		return &out
 	}
 	out.Bottleneck = Stall
+	for i, r := range out.Rules {
+		if r.Name == None && r.Matched {
+			out.Rules[i].Matched, out.Rules[i].Why = false, "no other rule matched, but the run stalled"
+		}
+	}
 	out.Evidence = append(ev, "the server (or the path to it) stopped answering: the figures describe the time around the stall, not the database's ceiling")
 	if v.Bottleneck != None && len(v.Evidence) > 0 {
 		out.Evidence = append(out.Evidence, fmt.Sprintf("runner-up: %s: %s", v.Bottleneck, v.Evidence[0]))
