@@ -641,7 +641,7 @@ func TestStallVerdictServers(t *testing.T) {
 			v, _ := r.Verdict.(map[string]any)
 			ev, _ := v["evidence"].([]any)
 			if v["bottleneck"] != "stall" || len(ev) < 2 || !strings.Contains(ev[0].(string), "no request completed for") ||
-				!strings.Contains(ev[1].(string), "2 requests were still waiting for the server when the run ended") {
+				!strings.Contains(ev[1].(string), "2 requests were still waiting for the database when the run ended") {
 				t.Fatalf("verdict %v, want stall naming the silent span and the requests left waiting\n%s", v, stdout)
 			}
 			in := r.Summary.InFlightAtEnd

@@ -1142,7 +1142,7 @@ func TestWithStall(t *testing.T) {
 	st := StallInfo{Seconds: 3, Spans: []string{"1.0-4.0 s into the run"}, ElapsedS: 10}
 	got := WithStall(v, st)
 	if got.Bottleneck != Stall || got.Evidence[0] != "no request completed for 3.0 s of the 10.0 s measured (1.0-4.0 s into the run)" ||
-		got.Evidence[len(got.Evidence)-1] != "runner-up: cpu: CPU 90%" || len(got.Suggestions) != 1 || !strings.Contains(got.Suggestions[0].Action, "held the server up") {
+		got.Evidence[len(got.Evidence)-1] != "runner-up: cpu: CPU 90%" || len(got.Suggestions) != 1 || !strings.Contains(got.Suggestions[0].Action, "held the database up") {
 		t.Errorf("stall: %+v", got)
 	}
 	if r := got.Rules[len(got.Rules)-1]; r.Name != Stall || !r.Matched || r.Score != 0.3 {

@@ -40,7 +40,7 @@ func (st StallInfo) Evidence() []string {
 		out = append(out, fmt.Sprintf("no request completed for %.1f s of the %.1f s measured (%s)", st.Seconds, st.ElapsedS, strings.Join(st.Spans, ", ")))
 	}
 	if st.OldestS > 0 {
-		line := fmt.Sprintf("%d %s still waiting for the server when the run ended, the oldest for %.1f s: not in the counts or the latencies",
+		line := fmt.Sprintf("%d %s still waiting for the database when the run ended, the oldest for %.1f s: not in the counts or the latencies",
 			st.InFlight, plural(st.InFlight, "request was", "requests were"), st.OldestS)
 		if st.Unfinished > 0 {
 			line += fmt.Sprintf("; %d had not returned %.0f s later and were cancelled", st.Unfinished, st.GraceS)
@@ -86,11 +86,11 @@ func WithStall(v *Verdict, st StallInfo) *Verdict {
 			out.Rules[i].Matched, out.Rules[i].Why = false, "no other rule matched, but the run stalled"
 		}
 	}
-	out.Evidence = append(ev, "the server (or the path to it) stopped answering: the figures describe the time around the stall, not the database's ceiling")
+	out.Evidence = append(ev, "the database (or the path to it) stopped answering: the figures describe the time around the stall, not its ceiling")
 	if v.Bottleneck != None && len(v.Evidence) > 0 {
 		out.Evidence = append(out.Evidence, fmt.Sprintf("runner-up: %s: %s", v.Bottleneck, v.Evidence[0]))
 	}
-	out.Suggestions = []Suggestion{{Action: "finding what held the server up (its log: a checkpoint or a full disk; a lock taken outside the run; a paused VM or process; the network), then running again"}}
+	out.Suggestions = []Suggestion{{Action: "finding what held the database up (its log: a checkpoint or a full disk; a lock taken outside the run; a paused VM or process; the network), then running again"}}
 	return &out
 }
 

@@ -123,7 +123,7 @@ type Summary struct {
 	// workload reports it (indirect selects: the key range); absent otherwise.
 	RowsExamined           *int64   `json:"rows_examined,omitempty"`
 	RowsExaminedPerRequest *float64 `json:"rows_examined_per_request,omitempty"`
-	// InFlightAtEnd is what was still waiting for the server when the
+	// InFlightAtEnd is what was still waiting for the database when the
 	// measured phase ended: in no count or latency above.
 	InFlightAtEnd InFlightAtEnd `json:"in_flight_at_end"`
 	// Stalls are the spans of the measured phase in which no request

@@ -86,7 +86,7 @@ func TestApplyStalls(t *testing.T) {
 	res.Summary.InFlightAtEnd = InFlightAtEnd{Requests: 3, OldestMs: 4000, Unfinished: 3}
 	applyStalls(res, 0)
 	if v := res.Verdict; v.Bottleneck != diagnose.Stall ||
-		v.Evidence[0] != "3 requests were still waiting for the server when the run ended, the oldest for 4.0 s: not in the counts or the latencies; 3 had not returned 5 s later and were cancelled" {
+		v.Evidence[0] != "3 requests were still waiting for the database when the run ended, the oldest for 4.0 s: not in the counts or the latencies; 3 had not returned 5 s later and were cancelled" {
 		t.Errorf("left waiting: %s %q", v.Bottleneck, v.Evidence)
 	}
 	// Waiting a little at the end is the normal end of a run.

@@ -194,7 +194,7 @@ type Result struct {
 	// measured parts); nil when the workload has none or a reading failed.
 	Observed   map[string]float64
 	ObserveErr string // first error reading them, if any
-	// InFlight is what was still waiting for the server when the measured
+	// InFlight is what was still waiting for the database when the measured
 	// phase ended: those requests never finished in it, so they are in no
 	// count and no latency.
 	InFlight InFlight
