@@ -10,8 +10,8 @@ import (
 
 func main() {
 	// The first Ctrl-C (or SIGTERM, SIGHUP) stops the command cleanly; a second
-	// one kills the process at once.
-	ctx, stop := cli.SignalContext()
+	// one ends the process at once.
+	ctx, stop := cli.SignalContext(os.Stderr)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -139,14 +139,7 @@ func TestKilledRunRestored(t *testing.T) {
 	if code := cli.Run(ctx, []string{"cleanup", "single-inserts", "--db", dsn}, &out, &out); code != 0 {
 		t.Fatalf("cleanup before: exit %d: %s", code, out.String())
 	}
-	before := flushSetting(t, dsn)
-	mode, during := "relaxed", "2"
-	if before == "2" {
-		mode, during = "full", "1"
-	}
-	dir := t.TempDir()
-	cmd, stderr := startRun(t, "run", "single-inserts", "-T", "60s", "--db", dsn, "--durability", mode,
-		"--out", dir, "--report-every", "1s", "--no-probe")
+	cmd, stderr, before, during := startChangingRun(t, dsn)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -186,4 +179,55 @@ func flushSetting(t *testing.T, dsn string) string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestSecondSignal: a second Ctrl-C ends the process at once, by the
+// signal, with one line on stderr; on MariaDB/MySQL with the global
+// durability setting changed, that line says what it leaves changed and
+// how it gets put back (the next ceiling command does, as
+// TestKilledRunRestored shows).
+func TestSecondSignal(t *testing.T) {
+	dsn := testenv.DSN(t, "CEILING_TEST_MYSQL_DSN")
+	cmd, stderr, before, during := startChangingRun(t, dsn)
+	// Two SIGINTs sent at once would be one (a pending signal is not
+	// queued twice): a Ctrl-C and a SIGTERM right after it.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("exit: %v; stderr: %s", err, stderr.String())
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("ended by %v, want SIGTERM; stderr: %s", ee, stderr.String())
+	}
+	want := "ceiling: stopped at once (second signal: terminated): innodb_flush_log_at_trx_commit is left at " + during + " (it was " + before +
+		"): the next ceiling command on this database puts it back, or run SET GLOBAL innodb_flush_log_at_trx_commit = " + before
+	if got := strings.TrimSpace(stderr.String()); got != want {
+		t.Errorf("stderr %q\nwant   %q", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if code := cli.Run(ctx, []string{"cleanup", "single-inserts", "--db", dsn}, &out, &out); code != 0 || flushSetting(t, dsn) != before {
+		t.Fatalf("cleanup after: exit %d, setting %s, want %s: %s", code, flushSetting(t, dsn), before, out.String())
+	}
+}
+
+// startChangingRun starts a single-inserts run on the MySQL DSN that
+// changes innodb_flush_log_at_trx_commit (to 2, or to 1 where it is 2),
+// and returns once it measures, with the value before and during.
+func startChangingRun(t *testing.T, dsn string) (cmd *exec.Cmd, stderr *bytes.Buffer, before, during string) {
+	t.Helper()
+	before = flushSetting(t, dsn)
+	mode, during := "relaxed", "2"
+	if before == "2" {
+		mode, during = "full", "1"
+	}
+	cmd, stderr = startRun(t, "run", "single-inserts", "-T", "60s", "--db", dsn, "--durability", mode,
+		"--out", t.TempDir(), "--report-every", "1s", "--no-probe")
+	return cmd, stderr, before, during
 }

@@ -250,8 +250,14 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 		// A setting put back that an earlier ceiling left changed, or
 		// one this run could not record (MySQL): said before anything
 		// else, whatever the command.
-		if n := t.Info().Durability.Note; n != "" {
-			fmt.Fprintf(e.stdout, "note: durability: %s\n", n)
+		d := t.Info().Durability
+		if d.Note != "" {
+			fmt.Fprintf(e.stdout, "note: durability: %s\n", d.Note)
+		}
+		if d.Scope == "global" && d.During != d.Before {
+			msg := fmt.Sprintf("%s is left at %s (it was %s): the next ceiling command on this database puts it back, or run SET GLOBAL %s = %s",
+				d.Setting, d.During, d.Before, d.Setting, d.Before)
+			unrestored.Store(&msg)
 		}
 	}
 	if err != nil {
@@ -268,7 +274,11 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 func closeTarget(t target.Target) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return t.Close(ctx)
+	err := t.Close(ctx)
+	if d := t.Info().Durability; d.After == d.Before {
+		unrestored.Store(nil)
+	}
+	return err
 }
 
 // openForRun checks that the result can be written, opens the target and

@@ -1,0 +1,17 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// reraise ends the process by sig, with its default action, as if no
+// handler had caught it (the shell then reports 128 + its number).
+func reraise(sig syscall.Signal) {
+	signal.Reset(sig)
+	_ = syscall.Kill(os.Getpid(), sig)
+	select {} // the signal ends the process
+}
