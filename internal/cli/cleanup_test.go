@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/testenv"
+	"github.com/ceiling-db/ceiling/internal/workload/rowdata"
 )
 
 // execOn runs statements on dsn through ceiling's own target (setup of
@@ -229,6 +231,32 @@ func TestReusePrepared(t *testing.T) {
 			mustCLI(t, "run", "direct-selects", "--db", dsn, "--rows", "300", "--ops", "10", "--no-probe", "--out", out)
 			if marker() != 0 {
 				t.Fatal("a run without --reuse kept the prepared table")
+			}
+		})
+	}
+}
+
+// TestPrepareLoadsTheGeneratedRows: a row table loaded through the engine's
+// whole-table path (PostgreSQL COPY, MySQL LOAD DATA, in chunks of 100,000
+// rows) or SQLite's INSERTs holds exactly the rows the generator makes, in
+// id order: count, highest id, and sums that tie each value to its id.
+func TestPrepareLoadsTheGeneratedRows(t *testing.T) {
+	const n = 150_001 // two chunks
+	var want [5]int64
+	rowdata.EachRow(n, func(r *rowdata.Row) {
+		want[0]++
+		want[1] = r.ID
+		want[2] += r.Int
+		want[3] += r.ID * r.Smallint
+		want[4] += int64(len(r.Long))
+	})
+	for name, dsn := range everyEngine(t) {
+		t.Run(name, func(t *testing.T) {
+			mustCLI(t, "prepare", "direct-selects", "--db", dsn, "--rows", strconv.Itoa(n))
+			t.Cleanup(func() { runCLI(t, context.Background(), "cleanup", "direct-selects", "--db", dsn) })
+			got := queryInts(t, dsn, "SELECT count(*), max(row_id), sum(int_col), sum(row_id * smallint_col), sum(length(vc_long)) FROM {ns}rows", 5)
+			if [5]int64(got) != want {
+				t.Fatalf("count, max id, sum(int), sum(id*smallint), sum(len(long)) = %v, want %v", got, want)
 			}
 		})
 	}

@@ -67,6 +67,9 @@ func CreateAndLoad(ctx context.Context, t target.Target, table string, n int64, 
 	defer conn.Close()
 
 	rng := dataRand(n)
+	if l, ok := conn.(rowsLoader); ok {
+		return loadChunks(ctx, l, table, n, rng, live, progress)
+	}
 	full := multiInsertSQL(d, table, loadBatch)
 	args := make([]any, 0, loadBatch*NumColumns)
 	var row Row
@@ -114,6 +117,65 @@ func CreateAndLoad(ctx context.Context, t target.Target, table string, n int64, 
 	}
 	return nil
 }
+
+// rowsLoader is a whole-table load path: PostgreSQL's COPY, MySQL's LOAD
+// DATA LOCAL INFILE (with multi-row INSERTs where the server refuses it),
+// as the TPC-C loader uses. Where a Conn has none (SQLite), CreateAndLoad
+// sends multi-row INSERTs itself.
+type rowsLoader interface {
+	LoadRows(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error)
+}
+
+// loadChunk is how many rows one LoadRows call loads (one transaction, a
+// progress line between calls).
+const loadChunk = 100_000
+
+// loadChunks fills table with rows 1..n through l, the same rows in the
+// same order as the INSERT path (one generator, ids in sequence).
+func loadChunks(ctx context.Context, l rowsLoader, table string, n int64, rng *rand.Rand, live *LiveSet, progress io.Writer) error {
+	src := &genRows{rng: rng, live: live}
+	start, lastReport := time.Now(), time.Now()
+	for first := int64(1); first <= n; first += loadChunk {
+		src.next, src.last = first, min(first+loadChunk-1, n)
+		got, err := l.LoadRows(ctx, table, Columns, src)
+		if err != nil {
+			return fmt.Errorf("load %s at row %d: %w", table, src.next, err)
+		}
+		if want := src.last - first + 1; got != want {
+			return fmt.Errorf("load %s: %d of %d rows from %d loaded", table, got, want, first)
+		}
+		if done := src.last; progress != nil && (time.Since(lastReport) >= 2*time.Second && done < n) {
+			lastReport = time.Now()
+			fmt.Fprintf(progress, "  loading %s: %d/%d rows (%.0f%%), %.0f rows/s\n", table, done, n, 100*float64(done)/float64(n), float64(done)/time.Since(start).Seconds())
+		}
+	}
+	return nil
+}
+
+// genRows is a target.RowSource of the rows with ids next..last, filled
+// from rng and added to live as they are produced. It reuses one row and
+// one values slice.
+type genRows struct {
+	rng        *rand.Rand
+	live       *LiveSet
+	row        Row
+	vals       []any
+	next, last int64
+}
+
+func (g *genRows) Next() bool {
+	if g.next > g.last {
+		return false
+	}
+	Fill(&g.row, g.rng, g.next)
+	g.live.Add(g.next, g.row.Bytes())
+	g.vals = g.row.Args(g.vals[:0])
+	g.next++
+	return true
+}
+
+func (g *genRows) Values() ([]any, error) { return g.vals, nil }
+func (g *genRows) Err() error             { return nil }
 
 // Table is the name of the shared row table (namespaced by the target)
 // when the workload runs on one table.
@@ -338,6 +400,17 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 		fmt.Fprintf(progress, "  reusing the prepared %s: %d rows (checked: count and highest id)\n", what, b.Rows)
 	}
 	return nil
+}
+
+// EachRow calls fn with each row of a table of n rows as prepare loads it,
+// ids 1..n in order (fn must not keep the row: it is refilled).
+func EachRow(n int64, fn func(*Row)) {
+	rng := dataRand(n)
+	var r Row
+	for id := int64(1); id <= n; id++ {
+		Fill(&r, rng, id)
+		fn(&r)
+	}
 }
 
 // dataRand is the source of a table's data: it depends on the table's row
