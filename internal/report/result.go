@@ -318,12 +318,15 @@ type IntervalPoint struct {
 	Errors         int64            `json:"errors"`
 	Late           int64            `json:"late"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
-	Step           *int             `json:"step,omitempty"` // open loop: index into steps[]
-	Run            *int             `json:"run,omitempty"`  // --repeat: which run (1-based); t restarts at each run
-	LogMBPerSec    *float64         `json:"log_mb_per_sec"`
-	LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
-	DataIOPS       *float64         `json:"data_iops"`
-	ClientCPUPct   *float64         `json:"client_cpu_pct_of_cores"`
+	// OldestInFlightMs is how long the oldest request still waiting for
+	// the database at the interval's end had waited (0: none).
+	OldestInFlightMs float64  `json:"oldest_in_flight_ms"`
+	Step             *int     `json:"step,omitempty"` // open loop: index into steps[]
+	Run              *int     `json:"run,omitempty"`  // --repeat: which run (1-based); t restarts at each run
+	LogMBPerSec      *float64 `json:"log_mb_per_sec"`
+	LogSyncsPerSec   *float64 `json:"log_syncs_per_sec"`
+	DataIOPS         *float64 `json:"data_iops"`
+	ClientCPUPct     *float64 `json:"client_cpu_pct_of_cores"`
 	// ServerCPUPct is the database server's CPU and HostCPUPct the host's
 	// busy CPU in the interval, % of the host's cores (local server only;
 	// null when not measured).
@@ -637,7 +640,7 @@ func intervalOf(iv runner.Interval, cores int, noBytes bool) IntervalPoint {
 	t := iv.Snap.Total()
 	p := IntervalPoint{T: iv.End.Seconds(), Seconds: secs, Warmup: iv.Warmup, Requests: t.Requests,
 		RequestsPerSec: perSec(t.Requests, secs), RowsPerSec: perSec(t.Rows, secs), MBPerMin: mbRate(t.Bytes, secs, noBytes),
-		Errors: t.ErrorCount(), Late: t.Late, LatencyMs: metrics.LatencyOf(t.Hist)}
+		Errors: t.ErrorCount(), Late: t.Late, LatencyMs: metrics.LatencyOf(t.Hist), OldestInFlightMs: float64(iv.OldestInFlight) / 1e6}
 	if iv.Latency != nil {
 		p.LatencyMs = iv.Latency
 	}

@@ -32,9 +32,11 @@ func minStall(res *Result) float64 {
 }
 
 // stallsOf finds the stalls in res's measured intervals: consecutive
-// intervals without a completed or failed request, together at least
-// minStall long. In the open loop an interval counts only where its step
-// scheduled at least 5 requests in it (a slow rate leaves gaps by itself).
+// intervals without a completed or failed request whose oldest request in
+// flight at their end had waited through them (workers idle in think
+// times, or an open loop between arrivals, are no stall), together at
+// least minStall long. In the open loop an interval counts only where its
+// step scheduled at least 5 requests in it.
 func stallsOf(res *Result) []Stall {
 	thr := minStall(res)
 	var out []Stall
@@ -51,7 +53,7 @@ func stallsOf(res *Result) []Stall {
 			flush()
 		}
 		prevT = pt.T
-		silent := !pt.Warmup && pt.Requests == 0 && pt.Errors == 0 && pt.Seconds > 0
+		silent := !pt.Warmup && pt.Requests == 0 && pt.Errors == 0 && pt.Seconds > 0 && pt.OldestInFlightMs >= 900*pt.Seconds
 		if silent && pt.Step != nil && *pt.Step < len(res.Steps) && res.Steps[*pt.Step].Rate*pt.Seconds < 5 {
 			silent = false
 		}

@@ -16,8 +16,14 @@ import (
 // interval and an open-loop step too slow to fill an interval are none;
 // a --repeat's runs are apart.
 func TestStallsOf(t *testing.T) {
+	// An interval without completions had a request waiting through it
+	// (a stuck one), unless said otherwise.
 	pt := func(tEnd, secs float64, req, errs int64) IntervalPoint {
-		return IntervalPoint{T: tEnd, Seconds: secs, Requests: req, Errors: errs}
+		p := IntervalPoint{T: tEnd, Seconds: secs, Requests: req, Errors: errs}
+		if req == 0 {
+			p.OldestInFlightMs = 1000 * tEnd
+		}
+		return p
 	}
 	res := &Result{Summary: Summary{LatencyMs: &metrics.Latency{P99: 2}}}
 	res.Intervals = []IntervalPoint{
@@ -32,6 +38,13 @@ func TestStallsOf(t *testing.T) {
 	if len(st) != 2 || st[0].FromS != 1 || st[0].ToS != 2 || st[1].FromS != 4 || st[1].ToS != 6 {
 		t.Fatalf("stalls %+v, want 1-2 s and 4-6 s", st)
 	}
+	// Workers idle between requests (think times): no request was
+	// waiting, so the silence is theirs, not the database's.
+	res.Intervals[5].OldestInFlightMs, res.Intervals[6].OldestInFlightMs = 0, 0
+	if st := stallsOf(res); len(st) != 1 || st[0].ToS != 2 {
+		t.Fatalf("idle workers: stalls %+v, want only 1-2 s", st)
+	}
+	res.Intervals[5], res.Intervals[6] = pt(5, 1, 0, 0), pt(6, 1, 0, 0)
 	// Requests of 300 ms at p99: a 2 s gap is no stall (10 × p99 = 3 s).
 	res.Summary.LatencyMs.P99 = 300
 	if st := stallsOf(res); len(st) != 0 {
@@ -115,6 +128,9 @@ func TestRepeatStalls(t *testing.T) {
 				n = 0
 			}
 			iv := runner.Interval{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Snap: snapWith(n, time.Millisecond, 0)}
+			if n == 0 {
+				iv.OldestInFlight = time.Duration(i+1-silentFrom) * time.Second
+			}
 			r.Intervals = append(r.Intervals, iv)
 			r.Total.Merge(iv.Snap)
 		}

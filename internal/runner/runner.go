@@ -164,6 +164,12 @@ type Interval struct {
 	Latency    *metrics.Latency  // latency over the interval; set in Result.Intervals
 	Evidence   *Evidence         // nil when the target has no sampler
 	ClientCPU  float64           // the load generator's CPU seconds in the interval; <0 if unknown
+	// OldestInFlight is, at the interval's end, how long the oldest
+	// request still waiting for the database had been waiting (0: none in
+	// flight). An interval without a completion whose oldest request waited
+	// through it is a stall; one whose workers were idle (think times, an
+	// open loop between arrivals) is not.
+	OldestInFlight time.Duration
 }
 
 // Result is everything a run measured.
@@ -317,6 +323,9 @@ type run struct {
 	// series' begin, plus one (0 before): an interval closed after it ends
 	// there, since nothing finishing later is counted.
 	endAt atomic.Int64
+	// endOldest is how long the oldest request in flight at that end had
+	// been waiting (Interval.OldestInFlight of an interval closed later).
+	endOldest atomic.Int64
 }
 
 // ConnectError is a worker's failure to connect before the run: Worker of
@@ -474,8 +483,9 @@ func (r *run) drive(ctx context.Context) *Result {
 	endMeasure := func() {
 		endOnce.Do(func() {
 			measureEnd = time.Now()
-			r.endAt.Store(int64(measureEnd.Sub(begin)) + 1)
 			res.InFlight.Requests, res.InFlight.Oldest = r.inFlight()
+			r.endOldest.Store(int64(res.InFlight.Oldest))
+			r.endAt.Store(int64(measureEnd.Sub(begin)) + 1)
 			r.stop.Store(true)
 			close(ended)
 		})
@@ -647,6 +657,13 @@ func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 		end = max(min(end, sr.until), lastEnd)
 	}
 	iv := Interval{Start: lastEnd, End: end, Warmup: warm, Step: sr.step, Snap: sr.r.reg.Tick(), ClientCPU: -1}
+	if sr.r.endAt.Load() != 0 {
+		// Closed after the closed loop's end, so ending there: what was
+		// in flight then (the workers may be gone by now).
+		iv.OldestInFlight = time.Duration(sr.r.endOldest.Load())
+	} else {
+		_, iv.OldestInFlight = sr.r.inFlight()
+	}
 	cur := sr.sample()
 	if sr.prev != nil && cur != nil {
 		iv.Evidence = sr.delta(sr.prev, cur)

@@ -445,5 +445,10 @@ func TestFrozenServer(t *testing.T) {
 		if last.End > time.Second+50*time.Millisecond {
 			t.Errorf("rate %v: the last interval ends at %v, after the measured phase", rate, last.End)
 		}
+		// The intervals after the freeze had a request waiting through
+		// them: stalls, not idle workers.
+		if last.OldestInFlight < last.End-last.Start || last.OldestInFlight < 400*time.Millisecond {
+			t.Errorf("rate %v: the last interval (%v-%v) had its oldest request in flight for %v", rate, last.Start, last.End, last.OldestInFlight)
+		}
 	}
 }
