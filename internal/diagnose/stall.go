@@ -17,21 +17,25 @@ const MinStallShare = 0.2
 
 // StallInfo is what a run's series showed of the time without a completed
 // request: Seconds in all, Spans naming them ("3.0-18.0 s into the
-// run"), and the requests still waiting when the measured phase ended
+// run"), the requests still waiting when the measured phase ended
 // (InFlight, the oldest waiting OldestS, Unfinished of them still not back
-// GraceS later). ElapsedS is the measured time.
+// GraceS later), and the workers still getting a new connection then
+// (Reconnecting, the first for ReconnectingS). ElapsedS is the measured
+// time.
 type StallInfo struct {
-	Seconds    float64
-	Spans      []string
-	ElapsedS   float64
-	InFlight   int
-	OldestS    float64
-	Unfinished int
-	GraceS     float64
+	Seconds       float64
+	Spans         []string
+	ElapsedS      float64
+	InFlight      int
+	OldestS       float64
+	Unfinished    int
+	GraceS        float64
+	Reconnecting  int
+	ReconnectingS float64
 }
 
 // stalled says whether anything in st is worth a word.
-func (st StallInfo) stalled() bool { return st.Seconds > 0 || st.OldestS > 0 }
+func (st StallInfo) stalled() bool { return st.Seconds > 0 || st.OldestS > 0 || st.ReconnectingS > 0 }
 
 // Evidence describes st in a line or two.
 func (st StallInfo) Evidence() []string {
@@ -47,17 +51,21 @@ func (st StallInfo) Evidence() []string {
 		}
 		out = append(out, line)
 	}
+	if st.ReconnectingS > 0 {
+		out = append(out, fmt.Sprintf("%d %s still trying to reconnect when the run ended, the first since %.1f s before it: the database could not be reached",
+			st.Reconnecting, plural(st.Reconnecting, "worker was", "workers were"), st.ReconnectingS))
+	}
 	return out
 }
 
 // share is the part of the measured time the stall took: the spans
-// without a completion, or the oldest request left waiting at the end,
-// whichever is longer.
+// without a completion, the oldest request left waiting at the end, or
+// the longest reconnection going on then, whichever is longest.
 func (st StallInfo) share() float64 {
 	if st.ElapsedS <= 0 {
 		return 0
 	}
-	return max(st.Seconds, st.OldestS) / st.ElapsedS
+	return max(st.Seconds, st.OldestS, st.ReconnectingS) / st.ElapsedS
 }
 
 // WithStall returns v adjusted for st: when no request completed for at

@@ -207,6 +207,8 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 		out.InFlight.Requests += r.InFlight.Requests
 		out.InFlight.Oldest = max(out.InFlight.Oldest, r.InFlight.Oldest)
 		out.InFlight.Unfinished += r.InFlight.Unfinished
+		out.InFlight.Reconnecting += r.InFlight.Reconnecting
+		out.InFlight.ReconnectingFor = max(out.InFlight.ReconnectingFor, r.InFlight.ReconnectingFor)
 		out.WorkerGroups = max(out.WorkerGroups, r.WorkerGroups) // the same rule for every run
 		out.WorkerIO = cmp.Or(out.WorkerIO, r.WorkerIO)
 		switch {

@@ -138,6 +138,10 @@ type InFlightAtEnd struct {
 	Requests   int     `json:"requests"`
 	OldestMs   float64 `json:"oldest_ms"`
 	Unfinished int     `json:"unfinished"`
+	// Reconnecting: workers getting a new connection after losing theirs,
+	// the first of them for ReconnectingMs.
+	Reconnecting   int     `json:"reconnecting"`
+	ReconnectingMs float64 `json:"reconnecting_ms"`
 }
 
 // OpResult is the figures of one operation type.
@@ -452,7 +456,8 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		Rows: tot.Rows, RowsPerSec: perSec(tot.Rows, el), Bytes: byteCount(tot.Bytes, p.NoBytes), MBPerMin: mbRate(tot.Bytes, el, p.NoBytes),
 		Errors: tot.ErrorCount(), ErrorsByClass: map[string]int64{}, Late: tot.Late, Reconnects: r.Total.Reconnects,
 		LatencyMs: metrics.LatencyOf(tot.Hist), ByOp: map[string]OpResult{},
-		InFlightAtEnd: InFlightAtEnd{Requests: r.InFlight.Requests, OldestMs: float64(r.InFlight.Oldest) / 1e6, Unfinished: r.InFlight.Unfinished},
+		InFlightAtEnd: InFlightAtEnd{Requests: r.InFlight.Requests, OldestMs: float64(r.InFlight.Oldest) / 1e6, Unfinished: r.InFlight.Unfinished,
+			Reconnecting: r.InFlight.Reconnecting, ReconnectingMs: float64(r.InFlight.ReconnectingFor) / 1e6},
 	}
 	s.RowsExamined, s.RowsExaminedPerRequest = examined(tot.Examined, tot.Requests)
 	for _, c := range metrics.ErrClasses() {

@@ -86,10 +86,14 @@ func applyStalls(res *Result, grace time.Duration) {
 		}
 		st.Spans = append(st.Spans, span)
 	}
-	if in := res.Summary.InFlightAtEnd; in.OldestMs/1000 >= minStall(res) {
+	in := res.Summary.InFlightAtEnd
+	if in.OldestMs/1000 >= minStall(res) {
 		st.InFlight, st.OldestS, st.Unfinished = in.Requests, in.OldestMs/1000, in.Unfinished
 	}
-	if st.Seconds == 0 && st.OldestS == 0 {
+	if in.ReconnectingMs/1000 >= minStall(res) {
+		st.Reconnecting, st.ReconnectingS = in.Reconnecting, in.ReconnectingMs/1000
+	}
+	if st.Seconds == 0 && st.OldestS == 0 && st.ReconnectingS == 0 {
 		return
 	}
 	v := res.Verdict

@@ -102,6 +102,14 @@ func TestApplyStalls(t *testing.T) {
 		v.Evidence[0] != "3 requests were still waiting for the database when the run ended, the oldest for 4.0 s: not in the counts or the latencies; 3 had not returned 5 s later and were cancelled" {
 		t.Errorf("left waiting: %s %q", v.Bottleneck, v.Evidence)
 	}
+	// The server gone: the workers reconnecting at the end.
+	res = base()
+	res.Summary.InFlightAtEnd = InFlightAtEnd{Reconnecting: 4, ReconnectingMs: 4000}
+	applyStalls(res, 0)
+	if v := res.Verdict; v.Bottleneck != diagnose.Stall ||
+		v.Evidence[0] != "4 workers were still trying to reconnect when the run ended, the first since 4.0 s before it: the database could not be reached" {
+		t.Errorf("reconnecting: %s %q", v.Bottleneck, v.Evidence)
+	}
 	// Waiting a little at the end is the normal end of a run.
 	res = base()
 	res.Summary.InFlightAtEnd = InFlightAtEnd{Requests: 3, OldestMs: 2}

@@ -362,7 +362,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 	end := func(at int64, measured bool) {
 		endOnce.Do(func() {
 			if measured {
-				res.InFlight.Requests, res.InFlight.Oldest = r.inFlightAt(at)
+				res.InFlight = r.inFlightAt(at)
 			}
 			r.stop.Store(true)
 			close(r.stopCh)

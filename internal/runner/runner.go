@@ -164,11 +164,11 @@ type Interval struct {
 	Latency    *metrics.Latency  // latency over the interval; set in Result.Intervals
 	Evidence   *Evidence         // nil when the target has no sampler
 	ClientCPU  float64           // the load generator's CPU seconds in the interval; <0 if unknown
-	// OldestInFlight is, at the interval's end, how long the oldest
-	// request still waiting for the database had been waiting (0: none in
-	// flight). An interval without a completion whose oldest request waited
-	// through it is a stall; one whose workers were idle (think times, an
-	// open loop between arrivals) is not.
+	// OldestInFlight is, at the interval's end, how long the longest wait
+	// for the database then going on had lasted: a request's, or a worker's
+	// getting a new connection after losing its own (0: none). An interval
+	// without a completion that such a wait covered is a stall; one whose
+	// workers were idle (think times, an open loop between arrivals) is not.
 	OldestInFlight time.Duration
 }
 
@@ -216,29 +216,44 @@ type InFlight struct {
 	// Unfinished is how many had still not returned Grace after the end
 	// (they were then cancelled).
 	Unfinished int
+	// Reconnecting is how many workers were getting a new connection
+	// after losing theirs, and ReconnectingFor how long the first of them
+	// had been at it.
+	Reconnecting    int
+	ReconnectingFor time.Duration
 }
 
-// inFlight counts the workers' requests in flight now, and the age of the
-// oldest. A worker marks its request (busy) in the clock its loop uses:
-// the schedule's in the open loop, the run's base otherwise.
-func (r *run) inFlight() (n int, oldest time.Duration) {
-	now := int64(time.Since(r.base))
+// waiting is how long the longest wait for the database had lasted: a
+// request's, or a lost connection's.
+func (in InFlight) waiting() time.Duration { return max(in.Oldest, in.ReconnectingFor) }
+
+// now is the time in the workers' clock: the schedule's in the open loop,
+// the run's base otherwise (worker.busy, worker.lost).
+func (r *run) now() int64 {
 	if r.steps != nil {
-		now = r.since()
+		return r.since()
 	}
-	return r.inFlightAt(now)
+	return int64(time.Since(r.base))
 }
 
-// inFlightAt is inFlight as of time at (in the workers' clock): requests
-// started after it are not counted.
-func (r *run) inFlightAt(at int64) (n int, oldest time.Duration) {
+// inFlight is inFlightAt now.
+func (r *run) inFlight() InFlight { return r.inFlightAt(r.now()) }
+
+// inFlightAt counts the workers' requests in flight and the workers
+// reconnecting as of time at (in the workers' clock), with the longest
+// waits; what started after at is not counted.
+func (r *run) inFlightAt(at int64) (in InFlight) {
 	for _, wk := range r.workers {
 		if b := wk.busy.Load(); b != 0 && b-1 <= at {
-			n++
-			oldest = max(oldest, time.Duration(at-(b-1)))
+			in.Requests++
+			in.Oldest = max(in.Oldest, time.Duration(at-(b-1)))
+		}
+		if l := wk.lost.Load(); l != 0 && l-1 <= at {
+			in.Reconnecting++
+			in.ReconnectingFor = max(in.ReconnectingFor, time.Duration(at-(l-1)))
 		}
 	}
-	return n, oldest
+	return in
 }
 
 // waitWorkers waits up to Grace for the workers to return after the end,
@@ -247,7 +262,7 @@ func (r *run) waitWorkers(res *Result, cancel context.CancelFunc) {
 	select {
 	case <-r.done:
 	case <-time.After(r.cfg.Grace):
-		res.InFlight.Unfinished, _ = r.inFlight()
+		res.InFlight.Unfinished = r.inFlight().Requests
 		cancel()
 		<-r.done
 	}
@@ -323,8 +338,8 @@ type run struct {
 	// series' begin, plus one (0 before): an interval closed after it ends
 	// there, since nothing finishing later is counted.
 	endAt atomic.Int64
-	// endOldest is how long the oldest request in flight at that end had
-	// been waiting (Interval.OldestInFlight of an interval closed later).
+	// endOldest is how long the longest wait for the database at that
+	// end had lasted (Interval.OldestInFlight of an interval closed later).
 	endOldest atomic.Int64
 }
 
@@ -483,8 +498,8 @@ func (r *run) drive(ctx context.Context) *Result {
 	endMeasure := func() {
 		endOnce.Do(func() {
 			measureEnd = time.Now()
-			res.InFlight.Requests, res.InFlight.Oldest = r.inFlight()
-			r.endOldest.Store(int64(res.InFlight.Oldest))
+			res.InFlight = r.inFlight()
+			r.endOldest.Store(int64(res.InFlight.waiting()))
 			r.endAt.Store(int64(measureEnd.Sub(begin)) + 1)
 			r.stop.Store(true)
 			close(ended)
@@ -662,7 +677,7 @@ func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 		// in flight then (the workers may be gone by now).
 		iv.OldestInFlight = time.Duration(sr.r.endOldest.Load())
 	} else {
-		_, iv.OldestInFlight = sr.r.inFlight()
+		iv.OldestInFlight = sr.r.inFlight().waiting()
 	}
 	cur := sr.sample()
 	if sr.prev != nil && cur != nil {
@@ -690,8 +705,9 @@ type worker struct {
 	lag   *metrics.Recorder // open loop: scheduling lag (op lagSched, lagStart)
 	quota int64
 	// busy is when the request the worker is running started (in its
-	// loop's clock, see run.inFlight), plus one; 0 between requests.
-	busy atomic.Int64
+	// loop's clock, see run.inFlight), plus one; 0 between requests. lost
+	// is likewise when it lost its connection, while it reconnects.
+	busy, lost atomic.Int64
 
 	// Multiplexed closed loop (mux.go): the connection's waiter, and the
 	// yield of the coroutine running loop.
@@ -773,6 +789,8 @@ func (k *worker) takeTurns(suspended, failed bool) {
 // reconnect replaces a lost connection, backing off from 50 ms to 2 s, until
 // it succeeds or the run ends. It reports whether the worker can go on.
 func (k *worker) reconnect(ctx context.Context) bool {
+	k.lost.Store(k.run.now() + 1)
+	defer k.lost.Store(0)
 	k.conn.Close()
 	k.conn = nil
 	backoff := 50 * time.Millisecond

@@ -452,3 +452,64 @@ func TestFrozenServer(t *testing.T) {
 		}
 	}
 }
+
+// downTarget's server goes away at down: every request then fails with a
+// lost connection, and every reconnect is refused.
+type downTarget struct {
+	fakeTarget
+	down chan struct{}
+}
+
+var errRefused = errors.New("fake: connection refused")
+
+func (d *downTarget) Connect(ctx context.Context) (target.Conn, error) {
+	select {
+	case <-d.down:
+		return nil, errRefused
+	default:
+	}
+	return d.fakeTarget.Connect(ctx)
+}
+
+type downWorkload struct {
+	fakeWorkload
+	t *downTarget
+}
+
+func (w *downWorkload) NewWorker(context.Context, target.Target, target.Conn, int) (workload.Worker, error) {
+	return downWorker{w.t}, nil
+}
+
+type downWorker struct{ t *downTarget }
+
+func (k downWorker) Do(context.Context) (workload.Result, error) {
+	select {
+	case <-k.t.down:
+		return workload.Result{}, errLost
+	default:
+		time.Sleep(time.Millisecond)
+	}
+	return workload.Result{Rows: 1}, nil
+}
+
+// TestServerDown: a server that goes away mid-run leaves the workers
+// reconnecting, not requesting: the end counts them with how long they
+// have been at it, and the intervals since carry that wait, as they would
+// a request's (a stall, not idle workers).
+func TestServerDown(t *testing.T) {
+	dt := &downTarget{down: make(chan struct{})}
+	time.AfterFunc(300*time.Millisecond, func() { close(dt.down) })
+	res, err := Run(context.Background(), Config{Threads: 2, Duration: time.Second, Interval: 100 * time.Millisecond}, dt, &downWorkload{t: dt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := res.InFlight
+	if in.Reconnecting != 2 || in.ReconnectingFor < 500*time.Millisecond || in.Requests != 0 {
+		t.Errorf("at the end %+v, want 2 workers reconnecting for about 0.7 s and no request in flight", in)
+	}
+	last := res.Intervals[len(res.Intervals)-1]
+	if last.Snap.Total().Requests != 0 || last.OldestInFlight < last.End-last.Start {
+		t.Errorf("last interval %v-%v: %d requests, longest wait %v: want none, and the reconnection covering it",
+			last.Start, last.End, last.Snap.Total().Requests, last.OldestInFlight)
+	}
+}
