@@ -165,6 +165,9 @@ func Predict(r *report.Result, p Profile) Prediction {
 		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the run was commit-flush bound (latency-bound at %s): "+
 			"the prediction assumes enough concurrency to reach the profile's limits", diagnose.Threads(r.Load.Threads)))
 	}
+	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.Stall {
+		pr.Caveats = append(pr.Caveats, "the run stalled (verdict stall): no request completed for a large part of it, so its rate is no ceiling; the costs per request are those of the requests that completed")
+	}
 	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.Errors {
 		pr.Caveats = append(pr.Caveats, "too many of the run's requests failed (verdict errors): its costs per request include the failing ones' work and are not the workload's")
 	}

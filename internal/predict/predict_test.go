@@ -172,6 +172,11 @@ func TestUnlimited(t *testing.T) {
 	}
 	// A run whose verdict is errors: its costs are said to be unreliable.
 	failed := *r
+	stalled := failed
+	stalled.Verdict = &diagnose.Verdict{Bottleneck: diagnose.Stall}
+	if pr := Predict(&stalled, logOnly); !strings.Contains(strings.Join(pr.Caveats, "|"), "the run stalled (verdict stall)") {
+		t.Errorf("stall caveats %q", pr.Caveats)
+	}
 	failed.Verdict = &diagnose.Verdict{Bottleneck: diagnose.Errors}
 	if pr := Predict(&failed, logOnly); !strings.Contains(strings.Join(pr.Caveats, "|"), "too many of the run's requests failed (verdict errors)") {
 		t.Errorf("errors verdict: caveats %q", pr.Caveats)
