@@ -80,8 +80,12 @@ func WithStall(v *Verdict, st StallInfo) *Verdict {
 	share := st.share()
 	ev := st.Evidence()
 	out := *v
+	cmp := "<"
+	if share >= MinStallShare {
+		cmp = "≥"
+	}
 	out.Rules = append(append([]Rule{}, v.Rules...), Rule{Name: Stall, Matched: share >= MinStallShare, Score: round(share, 3),
-		Why: fmt.Sprintf("no request completed for %.0f%% of the measured time (%s %.0f%%)", 100*share, map[bool]string{true: "≥", false: "<"}[share >= MinStallShare], 100*MinStallShare)})
+		Why: fmt.Sprintf("no request completed for %.0f%% of the measured time (%s %.0f%%)", 100*share, cmp, 100*MinStallShare)})
 	if share < MinStallShare || v.Bottleneck == Errors {
 		// A short stall is a detail of the verdict; a run whose requests
 		// failed is about its errors first.

@@ -387,29 +387,22 @@ func (f *frozenTarget) Sample(ctx context.Context) (target.Sample, error) {
 	return f.fakeTarget.Sample(ctx)
 }
 
-type frozenWorkload struct {
-	fakeWorkload
-	t *frozenTarget
-}
-
-func (w *frozenWorkload) NewWorker(context.Context, target.Target, target.Conn, int) (workload.Worker, error) {
-	return frozenWorker{w.t}, nil
-}
-
-type frozenWorker struct{ t *frozenTarget }
-
-func (k frozenWorker) Do(ctx context.Context) (workload.Result, error) {
-	select {
-	case <-k.t.frozen:
+// frozenDo is a request to ft: 1 ms, or, once frozen, until thaw or until
+// its context ends (as a driver's cancel would end it).
+func frozenDo(ft *frozenTarget) func(context.Context) error {
+	return func(ctx context.Context) error {
 		select {
-		case <-k.t.thaw:
-		case <-ctx.Done():
-			return workload.Result{}, ctx.Err()
+		case <-ft.frozen:
+			select {
+			case <-ft.thaw:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		default:
+			time.Sleep(time.Millisecond)
 		}
-	default:
-		time.Sleep(time.Millisecond)
+		return nil
 	}
-	return workload.Result{Rows: 1}, nil
 }
 
 // TestFrozenServer: a server that stops answering mid-run. The measured
@@ -423,7 +416,7 @@ func TestFrozenServer(t *testing.T) {
 		ft := &frozenTarget{frozen: make(chan struct{}), thaw: make(chan struct{})}
 		time.AfterFunc(300*time.Millisecond, func() { close(ft.frozen) })
 		res, err := Run(context.Background(), Config{Threads: 3, Rate: rate, Duration: time.Second, Interval: 100 * time.Millisecond,
-			Grace: 200 * time.Millisecond, SampleTimeout: 2 * time.Second}, ft, &frozenWorkload{t: ft})
+			Grace: 200 * time.Millisecond, SampleTimeout: 2 * time.Second}, ft, &funcWorkload{do: frozenDo(ft)})
 		close(ft.thaw)
 		if err != nil {
 			t.Fatal(err)
@@ -473,27 +466,6 @@ func (d *downTarget) Connect(ctx context.Context) (target.Conn, error) {
 	return d.fakeTarget.Connect(ctx)
 }
 
-type downWorkload struct {
-	fakeWorkload
-	t *downTarget
-}
-
-func (w *downWorkload) NewWorker(context.Context, target.Target, target.Conn, int) (workload.Worker, error) {
-	return downWorker{w.t}, nil
-}
-
-type downWorker struct{ t *downTarget }
-
-func (k downWorker) Do(context.Context) (workload.Result, error) {
-	select {
-	case <-k.t.down:
-		return workload.Result{}, errLost
-	default:
-		time.Sleep(time.Millisecond)
-	}
-	return workload.Result{Rows: 1}, nil
-}
-
 // TestServerDown: a server that goes away mid-run leaves the workers
 // reconnecting, not requesting: the end counts them with how long they
 // have been at it, and the intervals since carry that wait, as they would
@@ -501,7 +473,16 @@ func (k downWorker) Do(context.Context) (workload.Result, error) {
 func TestServerDown(t *testing.T) {
 	dt := &downTarget{down: make(chan struct{})}
 	time.AfterFunc(300*time.Millisecond, func() { close(dt.down) })
-	res, err := Run(context.Background(), Config{Threads: 2, Duration: time.Second, Interval: 100 * time.Millisecond}, dt, &downWorkload{t: dt})
+	do := func(context.Context) error { // 1 ms, or a lost connection once down
+		select {
+		case <-dt.down:
+			return errLost
+		default:
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), Config{Threads: 2, Duration: time.Second, Interval: 100 * time.Millisecond}, dt, &funcWorkload{do: do})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -384,13 +384,9 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 			return fmt.Errorf("--reuse: %s holds %d rows with ids up to %d, not the %d (ids 1 to %d) of --rows %d --tables %d: %s",
 				t.Dialect().Table(name), count, maxID, n, n, b.Rows, b.tables(), again)
 		}
-		b.Live[i] = NewLiveSet(n)
-		rng := dataRand(n)
-		var row Row
-		for id := int64(1); id <= n; id++ {
-			Fill(&row, rng, id)
-			b.Live[i].Add(id, row.Bytes())
-		}
+		live := NewLiveSet(n)
+		EachRow(n, func(r *Row) { live.Add(r.ID, r.Bytes()) })
+		b.Live[i] = live
 	}
 	if progress != nil {
 		what := "table"
