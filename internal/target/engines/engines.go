@@ -16,11 +16,16 @@ import (
 const DefaultDSN = "sqlite:ceiling.db"
 
 // Schemes lists the DSN forms ceiling understands, for help texts.
-const Schemes = "sqlite:PATH, postgres://USER[:PASS]@HOST[:PORT]/DB, mysql://USER[:PASS]@HOST[:PORT]/DB"
+const Schemes = "sqlite:PATH, postgres://USER[:PASS]@HOST[:PORT]/DB (or libpq's 'host=H dbname=DB ...'), mysql://USER[:PASS]@HOST[:PORT]/DB"
 
 // Open opens the target named by opts.DSN.
 func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	dsn := opts.DSN
+	if isKeyValue(dsn) {
+		// libpq's other connection string form, as psql and pgbench
+		// take it: host=H port=P dbname=D user=U ...
+		return postgres.Open(ctx, opts)
+	}
 	scheme, _, ok := strings.Cut(dsn, ":")
 	if !ok || scheme == "" {
 		return nil, fmt.Errorf("%w %q: want one of %s", target.ErrBadDSN, target.Redact(dsn), Schemes)
@@ -43,4 +48,20 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		return mysql.Open(ctx, opts)
 	}
 	return nil, fmt.Errorf("%w %q: unknown scheme %q (want one of %s)", target.ErrBadDSN, target.Redact(dsn), scheme, Schemes)
+}
+
+// isKeyValue reports whether dsn is a libpq key/value connection string:
+// its first word is one of libpq's keywords followed by '='.
+func isKeyValue(dsn string) bool {
+	k, _, ok := strings.Cut(strings.TrimSpace(dsn), "=")
+	if !ok {
+		return false
+	}
+	switch strings.TrimSpace(k) {
+	case "host", "hostaddr", "port", "dbname", "user", "password", "passfile",
+		"connect_timeout", "sslmode", "application_name", "options",
+		"service", "target_session_attrs", "sslrootcert", "sslcert", "sslkey":
+		return true
+	}
+	return false
 }
