@@ -128,6 +128,15 @@ table and, if ceiling created the file, the database file itself.`,
 // workload.TableOwner every existing ceiling table it owns), then, when no
 // ceiling table is left, ceiling's namespace (Schema.DropAll).
 func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workload.Workload) error {
+	if x, ok := w.(workload.ExtraDropper); ok {
+		dropped, err := x.DropExtras(ctx, t)
+		for _, d := range dropped {
+			fmt.Fprintf(e.stdout, "dropped %s\n", d)
+		}
+		if err != nil {
+			return fmt.Errorf("cleanup %s: %w", name, err)
+		}
+	}
 	have, err := t.Schema().Tables(ctx)
 	if err != nil {
 		return fmt.Errorf("cleanup %s: %w", name, err)

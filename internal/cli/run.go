@@ -110,13 +110,34 @@ func (e *env) runWorkloadCmd(name string) *cobra.Command {
 	meta, _ := all.Registry().Lookup(name)
 	w := meta.New()
 	f := &runFlags{}
+	prepares := "The run prepares the workload's tables (dropping ceiling's previous copy),\n"
+	repeat := `--repeat N runs the whole test N times, preparing the data afresh each time,
+and reports each run, their mean, standard deviation and 95% confidence
+interval, in one result.`
+	if _, ok := w.(workload.Attacher); ok {
+		prepares = "The run uses the dataset `ceiling prepare " + name + "` loaded (as it is),\n"
+		repeat = `--repeat N runs the whole test N times on the prepared dataset (as each run
+leaves it) and reports each run, their mean, standard deviation and 95%
+confidence interval, in one result.`
+	}
+	example := fmt.Sprintf(`  ceiling run %[1]s
+  ceiling run %[1]s -c 4 -T 20s
+  ceiling run %[1]s --ops 10000 --durability full
+  ceiling run %[1]s -R 200 -T 30s                    # open loop at 200 requests/s
+  ceiling run %[1]s --rates 20:200:20 --step 30s     # open-loop ramp, 10 steps
+  ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
+  ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
+  ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
+  ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results`, name)
+	if meta.RunExamples != "" {
+		example = meta.RunExamples
+	}
 	cmd := &cobra.Command{
 		Use:   name + " [flags]",
 		Short: meta.Description,
 		Long: meta.Description + `.
 
-The run prepares the workload's tables (dropping ceiling's previous copy),
-runs the warm-up (excluded from the figures), then measures for --duration or
+` + prepares + `runs the warm-up (excluded from the figures), then measures for --duration or
 until --ops requests are done, printing a line per interval. It ends with a
 summary on the console and a JSON result in --out. Ctrl-C stops the run
 cleanly, still writes the (partial) result, and exits with status 130.
@@ -133,9 +154,7 @@ requests wait for one (start lag, counted in their latency), the step's
 service time (steps[].service_ms) excludes that wait, and the verdict says
 when the workers, not the database, set the rate (client: raise -c).
 
---repeat N runs the whole test N times, preparing the data afresh each time,
-and reports each run, their mean, standard deviation and 95% confidence
-interval, in one result.
+` + repeat + `
 
 When the server runs on this host (SQLite always; PostgreSQL or MySQL over
 a Unix socket, localhost or a loopback address), ceiling first times 200
@@ -152,16 +171,8 @@ directory or the --out directory, whichever is on the log's file system; a
 probe known to be on another file system (a tmpfs /tmp) is not used for the
 estimate. Point --probe-dir at the server's log device for a better
 estimate; --no-probe skips it.`,
-		Example: fmt.Sprintf(`  ceiling run %[1]s
-  ceiling run %[1]s -c 4 -T 20s
-  ceiling run %[1]s --ops 10000 --durability full
-  ceiling run %[1]s -R 200 -T 30s                    # open loop at 200 requests/s
-  ceiling run %[1]s --rates 20:200:20 --step 30s     # open-loop ramp, 10 steps
-  ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
-  ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
-  ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
-  ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results`, name),
-		Args: noArgs,
+		Example: example,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
 			if spec := batchesSpec(w); spec != "" {

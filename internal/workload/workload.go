@@ -19,8 +19,10 @@ import (
 type Meta struct {
 	Name        string
 	Description string
-	// DataFlags lists the flags that change the dataset (as opposed to the run).
-	New func() Workload
+	// RunExamples, when set, replaces the generic examples of
+	// `ceiling run NAME --help` (indented lines, as cobra prints them).
+	RunExamples string
+	New         func() Workload
 }
 
 // Workload is one kind of test. An instance is configured through Flags,
@@ -68,6 +70,14 @@ type Result struct {
 // every existing ceiling table the workload owns, besides Tables().
 type TableOwner interface {
 	OwnsTable(name string) bool
+}
+
+// ExtraDropper is implemented by workloads that may leave objects other
+// than their tables in ceiling's namespace (TPC-C's stored procedures on
+// MySQL/MariaDB). DropExtras drops those ceiling made and names them;
+// cleanup calls it before dropping the tables.
+type ExtraDropper interface {
+	DropExtras(ctx context.Context, t target.Target) ([]string, error)
 }
 
 // ThreadsChecker is implemented by workloads whose configuration must fit

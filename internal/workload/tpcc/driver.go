@@ -25,6 +25,7 @@ import (
 type runConfig struct {
 	allWarehouses  bool   // --all-warehouses: a random warehouse per transaction
 	keyingThinking bool   // --keying-thinking: the specification's keying and think times
+	procedures     bool   // --procedures: each transaction is one call of a server-side function (procs.go)
 	seed           uint64 // the run's random choices (flag --seed unless the loader owns it)
 	solo           int    // 1 + the only operation workers made now run (Isolate); 0 = the mix
 
@@ -83,6 +84,7 @@ const maxAttempts = 5
 func (w *Workload) bindRunFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&w.run.allWarehouses, "all-warehouses", false, "run: each transaction picks a random warehouse (default: each virtual user has a home warehouse, worker id mod W + 1)")
 	fs.BoolVar(&w.run.keyingThinking, "keying-thinking", false, "run: wait the specification's keying and think times around each transaction (off by default, like HammerDB); reports the efficiency against the 12.86 tpmC/warehouse maximum")
+	fs.BoolVar(&w.run.procedures, "procedures", false, "run: each transaction is one call of a server-side routine, one round trip, as HammerDB runs TPROC-C (PostgreSQL: PL/pgSQL functions in each session's temporary schema; MySQL/MariaDB: stored procedures ceiling_tpcc_*, made when the run starts, dropped by cleanup tpcc); default: statement by statement from the client")
 	// The seed of the run's random choices. The loader may own --seed (the
 	// data's seed); the run's choices then follow the same flag.
 	if fl := fs.Lookup("seed"); fl != nil {
@@ -103,6 +105,7 @@ func (w *Workload) runParams() map[string]any {
 	return map[string]any{
 		"all_warehouses":  w.run.allWarehouses,
 		"keying_thinking": w.run.keyingThinking,
+		"procedures":      w.run.procedures,
 		"seed":            w.runSeed(),
 		"new_order_pct":   45.0, "payment_pct": 43.0, "order_status_pct": 4.0, "delivery_pct": 4.0, "stock_level_pct": 4.0,
 	}
@@ -148,6 +151,15 @@ func (w *Workload) NewWorker(ctx context.Context, t target.Target, conn target.C
 		solo:     w.run.solo,
 	}
 	k.p = picker{rng: k.rng, c: w.run.consts}
+	if w.run.procedures {
+		k.calls = &mysqlCalls
+		if t.Dialect().Engine == "postgres" {
+			k.calls = &pgCalls
+			if err := createProcs(ctx, conn, t.Dialect()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return k, nil
 }
 
@@ -172,6 +184,7 @@ type vuser struct {
 	t        target.Target
 	conn     target.Conn
 	q        *txnSQL
+	calls    *procCalls // --procedures: this engine's calls
 	rng      *rand.Rand
 	p        picker
 	home     int // home warehouse
@@ -337,25 +350,26 @@ func (k *vuser) Do(ctx context.Context) (workload.Result, error) {
 	}
 	k.next, k.prev = -1, op
 	var run func(context.Context) (int64, error)
+	procs := k.w.run.procedures
 	switch op {
 	case OpNewOrder:
 		in := k.p.newOrder(k.warehouse(), k.w.Warehouses)
-		run = func(ctx context.Context) (int64, error) { return k.newOrder(ctx, &in) }
+		run = pick(procs, k.newOrderProc, k.newOrder, &in)
 	case OpPayment:
 		in := k.p.payment(k.warehouse(), k.w.Warehouses)
-		run = func(ctx context.Context) (int64, error) { return k.payment(ctx, &in) }
+		run = pick(procs, k.paymentProc, k.payment, &in)
 	case OpOrderStatus:
 		in := k.p.orderStatus(k.warehouse())
-		run = func(ctx context.Context) (int64, error) { return k.orderStatus(ctx, &in) }
+		run = pick(procs, k.orderStatusProc, k.orderStatus, &in)
 	case OpDelivery:
 		in := k.p.delivery(k.warehouse())
-		run = func(ctx context.Context) (int64, error) { return k.delivery(ctx, &in) }
+		run = pick(procs, k.deliveryProc, k.delivery, &in)
 	default:
 		in := k.p.stockLevel(k.warehouse())
 		if !k.w.run.allWarehouses {
 			in.d = k.district
 		}
-		run = func(ctx context.Context) (int64, error) { return k.stockLevel(ctx, &in) }
+		run = pick(procs, k.stockLevelProc, k.stockLevel, &in)
 	}
 	st := &k.w.run.stats
 	for attempt := 1; ; attempt++ {
@@ -375,6 +389,16 @@ func (k *vuser) Do(ctx context.Context) (workload.Result, error) {
 		}
 		st.retries.Add(1)
 	}
+}
+
+// pick binds a transaction's input to its server-side (procs) or
+// client-side form.
+func pick[In any](procs bool, server, client func(context.Context, *In) (int64, error), in *In) func(context.Context) (int64, error) {
+	f := client
+	if procs {
+		f = server
+	}
+	return func(ctx context.Context) (int64, error) { return f(ctx, in) }
 }
 
 // retryable reports whether a transaction that failed with class c is run

@@ -190,6 +190,11 @@ func (w *Workload) Prepare(ctx context.Context, t target.Target, progress io.Wri
 // then uses warehouses 1..N) but not more; without it the run uses all of
 // them.
 func (w *Workload) Attach(ctx context.Context, t target.Target, progress io.Writer) error {
+	if w.run.procedures {
+		if err := ProceduresSupported(t.Dialect().Engine); err != nil {
+			return err
+		}
+	}
 	ds, tables, err := ReadDataset(ctx, t)
 	if err != nil {
 		return err
@@ -210,6 +215,11 @@ func (w *Workload) Attach(ctx context.Context, t target.Target, progress io.Writ
 		w.Warehouses = ds.Warehouses
 	}
 	w.consts = ds.Consts
+	if w.run.procedures && t.Dialect().Engine == "mysql" {
+		if err := installProcs(ctx, t); err != nil {
+			return err
+		}
+	}
 	if progress != nil {
 		fmt.Fprintf(progress, "  TPC-C dataset: %d warehouses (loaded %s); running on %d\n", ds.Warehouses, ds.LoadedAt, w.Warehouses)
 	}

@@ -19,7 +19,14 @@ import (
 var Meta = workload.Meta{
 	Name:        "tpcc",
 	Description: "TPC-C (HammerDB TPROC-C style): New-Order, Payment, Order-Status, Delivery, Stock-Level on W warehouses; reports NOPM and TPM",
-	New:         func() workload.Workload { return &Workload{Warehouses: 1} },
+	RunExamples: `  ceiling prepare tpcc --warehouses 2 --db postgres://postgres@localhost/postgres   # once: run uses this dataset
+  ceiling run tpcc -c 8 -T 60s --db postgres://postgres@localhost/postgres
+  ceiling run tpcc -c 8 -T 60s --procedures --db mysql://root@127.0.0.1:3306/test   # one call per transaction, as HammerDB
+  ceiling run tpcc -c 8 -T 60s --all-warehouses --isolate 0   # no per-transaction runs after the mix
+  ceiling run tpcc -c 10 -T 10m --keying-thinking              # the specification's keying and think times
+  ceiling run tpcc -c 8 --rates 100:400:100 --step 30s          # open-loop ramp of transactions/s
+  ceiling run tpcc -c 8 -T 60s --repeat 3                       # mean and spread of three runs`,
+	New: func() workload.Workload { return &Workload{Warehouses: 1} },
 }
 
 // Workload is the TPC-C workload.

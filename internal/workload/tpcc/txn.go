@@ -274,23 +274,7 @@ func (k *vuser) rollback(ctx context.Context) {
 // row runs a query expected to return at most one row into dest. It
 // reports whether there was a row.
 func (k *vuser) row(ctx context.Context, sql string, dest []any, args ...any) (bool, error) {
-	rows, err := k.conn.Query(ctx, sql, args...)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return false, rows.Err()
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return false, err
-	}
-	for rows.Next() { // drain, so the statement can be reused
-	}
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	return true, rows.Close()
+	return queryRow(ctx, k.conn, sql, dest, args...)
 }
 
 // exec runs a statement and returns the rows it affected.
