@@ -437,10 +437,10 @@ func installProcs(ctx context.Context, t target.Target) error {
 	defer c.Close()
 	foreign, err := foreignProcs(ctx, c, d)
 	if err != nil {
-		return fmt.Errorf("tpcc: --procedures: list the database's routines: %w", err)
+		return fmt.Errorf("--procedures: list the database's routines: %w", err)
 	}
 	if len(foreign) > 0 {
-		return fmt.Errorf("tpcc: --procedures: routine %s: %w", strings.Join(foreign, ", "), target.ErrForeignObject)
+		return fmt.Errorf("--procedures: routine %s: %w", strings.Join(foreign, ", "), target.ErrForeignObject)
 	}
 	for _, p := range mysqlProcs {
 		name := mysqlProcName(d, p.name)
@@ -453,7 +453,7 @@ func installProcs(ctx context.Context, t target.Target) error {
 			"CREATE PROCEDURE " + name + "(" + p.params + ") COMMENT '" + procMark + "'\nBEGIN" + body + "\nEND",
 		} {
 			if _, err := c.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("tpcc: --procedures: create procedure %s (the user needs CREATE ROUTINE and ALTER ROUTINE on the database): %w", name, err)
+				return fmt.Errorf("--procedures: create procedure %s (the user needs CREATE ROUTINE and ALTER ROUTINE on the database): %w", name, err)
 			}
 		}
 	}
