@@ -3,8 +3,11 @@ package htmlreport
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -454,6 +457,9 @@ func writeColumns(w io.Writer, rows [][]string) {
 func (c *Comparison) WriteText(w io.Writer) error {
 	for i, in := range c.Inputs {
 		fmt.Fprintf(w, "%s  %s\n   %s\n", Label(i), in.Path, Describe(in.Result))
+		if d := SettingsDiff(c.Inputs[0].Result, in.Result); d != "" {
+			fmt.Fprintf(w, "   workload settings that differ from %s: %s\n", Label(0), d)
+		}
 	}
 	fmt.Fprintln(w)
 	head := []string{"figure", Label(0)}
@@ -513,11 +519,61 @@ func spreadNote(c *Comparison) string {
 	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval); values of repeated results are their means"
 }
 
+// SettingsDiff lists the workload settings (workload.params) in which r
+// differs from base, e.g. "procedures false → true, rows 1000 → 5000", in
+// key order; "" when they agree or the workloads differ (their settings
+// then do not compare).
+func SettingsDiff(base, r *report.Result) string {
+	if base == r || base.Workload.Name != r.Workload.Name {
+		return ""
+	}
+	keys := map[string]bool{}
+	for k := range base.Workload.Params {
+		keys[k] = true
+	}
+	for k := range r.Workload.Params {
+		keys[k] = true
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		a, aok := base.Workload.Params[k]
+		b, bok := r.Workload.Params[k]
+		if aok && bok && reflect.DeepEqual(a, b) {
+			continue
+		}
+		diffs = append(diffs, k+" "+paramText(a, aok)+" → "+paramText(b, bok))
+	}
+	return strings.Join(diffs, ", ")
+}
+
+// paramText shows a workload setting as read from a result.
+func paramText(v any, ok bool) string {
+	switch v := v.(type) {
+	case nil:
+		if !ok {
+			return "(unset)"
+		}
+		return "none"
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case string:
+		if v == "" {
+			return `""`
+		}
+		return v
+	}
+	return fmt.Sprint(v)
+}
+
 // comparisonSections are the HTML sections of a comparison.
 func comparisonSections(c *Comparison) ([]Section, error) {
 	var legend [][]string
 	for i, in := range c.Inputs {
-		legend = append(legend, []string{Label(i), filepath.Base(in.Path), Describe(in.Result)})
+		what := Describe(in.Result)
+		if d := SettingsDiff(c.Inputs[0].Result, in.Result); d != "" {
+			what += "; workload settings that differ from " + Label(0) + ": " + d
+		}
+		legend = append(legend, []string{Label(i), filepath.Base(in.Path), what})
 	}
 	blocks := []Block{{Table: &Table{Caption: "Results (the first is the baseline)", Head: []string{"", "file", "what it measured"}, Rows: legend, Align: "lll"}}}
 	if len(c.Checks) > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -757,5 +758,34 @@ func TestChangeText(t *testing.T) {
 		if got := changeText(&c.v); got != c.want {
 			t.Errorf("changeText(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// TestCompareSettingsDiff: compare names the workload settings in which a
+// result differs from the baseline (console and HTML), and nothing when
+// they agree or the workloads differ.
+func TestCompareSettingsDiff(t *testing.T) {
+	ins := load(t, fxTPCC, fxTPCC, fxTPCC)
+	ins[1].Result.Workload.Params = maps.Clone(ins[0].Result.Workload.Params)
+	ins[1].Result.Workload.Params["procedures"] = true
+	ins[1].Result.Workload.Params["seed"] = 7.0
+	delete(ins[1].Result.Workload.Params, "all_warehouses")
+	if got, want := SettingsDiff(ins[0].Result, ins[1].Result), "all_warehouses false → (unset), procedures (unset) → true, seed 1 → 7"; got != want {
+		t.Errorf("SettingsDiff = %q, want %q", got, want)
+	}
+	if got := SettingsDiff(ins[0].Result, ins[2].Result); got != "" {
+		t.Errorf("same settings: %q", got)
+	}
+	ins[2].Result.Workload.Name = "mixed"
+	ins[2].Result.Workload.Params = map[string]any{"rows": 10.0}
+	if got := SettingsDiff(ins[0].Result, ins[2].Result); got != "" {
+		t.Errorf("another workload: %q", got)
+	}
+	var buf bytes.Buffer
+	if err := Compare(ins).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "workload settings that differ from A: "); n != 1 || !strings.Contains(buf.String(), "procedures (unset) → true") {
+		t.Errorf("console: %d settings lines, want 1:\n%s", n, buf.String())
 	}
 }
