@@ -282,7 +282,11 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		}
 		return errors.New("no probe ran")
 	}
-	doc, err := report.BuildKnee(report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU(), NoBytes: workload.NoBytes(w)},
+	kp := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU(), NoBytes: workload.NoBytes(w)}
+	if a, ok := w.(workload.Advisor); ok {
+		kp.Advice = a.Advice
+	}
+	doc, err := report.BuildKnee(kp,
 		probes, kneeDoc(f, slo, sp, kr, probes))
 	if err != nil {
 		return err

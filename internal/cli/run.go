@@ -407,6 +407,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	if o, ok := w.(workload.Observer); ok {
 		params.Figures = o.Figures
 	}
+	if a, ok := w.(workload.Advisor); ok {
+		params.Advice = a.Advice
+	}
 	var (
 		results []*runner.Result
 		stopErr error // why the repeats stopped early, if they did

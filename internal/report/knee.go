@@ -92,6 +92,7 @@ func BuildKnee(p Params, probes []*runner.Result, k Knee) (*Result, error) {
 	}
 	res.Knee = &k
 	setKneeVerdict(res)
+	addAdvice(res, p)
 	return res, nil
 }
 

@@ -150,6 +150,7 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 		// the runs', and its verdict is made again with them.
 		setVerdicts(res, comb)
 		applyStalls(res, p.Load.Grace)
+		addAdvice(res, p)
 	}
 	var complete []RunSummary
 	for _, r := range res.Runs {

@@ -449,3 +449,43 @@ func TestWriteMode(t *testing.T) {
 		t.Errorf("%s: mode %v, want -rw-r--r--", path, st.Mode().Perm())
 	}
 }
+
+// TestAdvice: the workload's own suggestions (Params.Advice) join the
+// run's verdict without a predicted gain, for the engine and bottleneck
+// the verdict found, and only once when the verdict is advised again (a
+// knee or repeats remake it from a result that already has them).
+func TestAdvice(t *testing.T) {
+	r := &runner.Result{Started: time.Now(), Total: snapWith(10, time.Millisecond, 0), Elapsed: time.Second, ClientCPUSeconds: -1,
+		Intervals: []runner.Interval{{End: time.Second, Snap: snapWith(10, time.Millisecond, 0), ClientCPU: -1}}}
+	var asked []string
+	p := Params{Workload: "w", Load: runner.Config{Threads: 2, Duration: time.Second}, Info: target.Info{Engine: "postgres"},
+		Advice: func(engine, bottleneck string) []string {
+			asked = append(asked, engine+"/"+bottleneck)
+			return []string{"--something-else"}
+		}}
+	res, err := Build(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict == nil || len(asked) != 1 || asked[0] != "postgres/"+res.Verdict.Bottleneck {
+		t.Fatalf("Advice asked %v for verdict %+v", asked, res.Verdict)
+	}
+	addAdvice(res, p)
+	n := 0
+	for _, s := range res.Verdict.Suggestions {
+		if s.Action == "--something-else" {
+			n++
+			if s.PredictedGain != nil {
+				t.Errorf("advice with a predicted gain %v", *s.PredictedGain)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("the advice is in the verdict %d times, want once: %+v", n, res.Verdict.Suggestions)
+	}
+	var buf bytes.Buffer
+	PrintVerdict(&buf, res.Verdict)
+	if !strings.Contains(buf.String(), "   try --something-else\n") {
+		t.Errorf("console verdict lacks the advice:\n%s", buf.String())
+	}
+}

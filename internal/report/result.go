@@ -401,6 +401,9 @@ type Params struct {
 	// NoBytes says the workload does not count the data bytes of its
 	// requests (workload.NoByteCounts): MB/min is then null, not 0.
 	NoBytes bool
+	// Advice gives the workload's own suggestions for the run's verdict
+	// (workload.Advisor); nil when it has none.
+	Advice func(engine, bottleneck string) []string
 }
 
 // Host is a flush probe of the local host (result key "host").
@@ -560,6 +563,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	res.Summary.Stalls = stallsOf(res)
 	setVerdicts(res, r)
 	applyStalls(res, p.Load.Grace)
+	addAdvice(res, p)
 	return res, nil
 }
 

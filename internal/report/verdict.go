@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,6 +82,20 @@ func setVerdicts(res *Result, r *runner.Result) {
 			res.Verdict.Evidence = append(res.Verdict.Evidence, fmt.Sprintf("no step saturated: every rate up to %s/s was sustained, so the ceiling is above the ramp", fmtRate(top)))
 			res.Verdict.Suggestions = append(res.Verdict.Suggestions, diagnose.Suggestion{
 				Action: fmt.Sprintf("a ramp to higher rates (e.g. --rates %s:%s:x2), with enough threads (-c) to keep that many requests in flight", fmtRate(top), fmtRate(8*top))})
+		}
+	}
+}
+
+// addAdvice appends the workload's own suggestions (Params.Advice) to the
+// run's verdict, once: a verdict made again (repeats with stalls, a knee)
+// may already hold them.
+func addAdvice(res *Result, p Params) {
+	if p.Advice == nil || res.Verdict == nil {
+		return
+	}
+	for _, a := range p.Advice(res.Target.Engine, res.Verdict.Bottleneck) {
+		if !slices.ContainsFunc(res.Verdict.Suggestions, func(s diagnose.Suggestion) bool { return s.Action == a }) {
+			res.Verdict.Suggestions = append(res.Verdict.Suggestions, diagnose.Suggestion{Action: a})
 		}
 	}
 }

@@ -80,6 +80,14 @@ type ExtraDropper interface {
 	DropExtras(ctx context.Context, t target.Target) ([]string, error)
 }
 
+// Advisor is implemented by workloads with a setting of their own that
+// may move a verdict's bottleneck (TPC-C: --procedures). Advice returns
+// the actions to add to the run's verdict as suggestions, without a
+// predicted gain (the run's figures cannot predict them), or none.
+type Advisor interface {
+	Advice(engine, bottleneck string) []string
+}
+
 // ThreadsChecker is implemented by workloads whose configuration must fit
 // the number of workers (updates: a row per worker in each table, as each
 // update holds its row until it returns). CheckThreads reports the

@@ -243,3 +243,27 @@ const mysqlDigest = `SELECT CONCAT_WS(' ',
 	(SELECT CONCAT(COUNT(*), '/', SUM(ol_amount), '/', SUM(ol_quantity), '/', COUNT(ol_delivery_d), '/', SUM(ol_i_id), '/', SUM(ol_supply_w_id), '/',
 		MD5(GROUP_CONCAT(ol_dist_info ORDER BY ol_w_id, ol_d_id, ol_o_id, ol_number SEPARATOR ''))) FROM ceiling_order_line),
 	(SELECT CONCAT(SUM(s_quantity), '/', SUM(s_ytd), '/', SUM(s_order_cnt), '/', SUM(s_remote_cnt)) FROM ceiling_stock))`
+
+// TestAdvice: a client-side run on a server is told of --procedures when
+// its verdict is one the round trips feed; not with --procedures, not on
+// SQLite, not when the log's flushes set the pace.
+func TestAdvice(t *testing.T) {
+	client, server := newTestWorkload(t), newTestWorkload(t, "--procedures")
+	for _, c := range []struct {
+		w                  *Workload
+		engine, bottleneck string
+		want               bool
+	}{
+		{client, "postgres", "cpu", true},
+		{client, "mysql", "contention", true},
+		{client, "postgres", "none", true},
+		{client, "postgres", "commit-flush", false},
+		{client, "sqlite", "cpu", false},
+		{server, "postgres", "cpu", false},
+	} {
+		got := c.w.Advice(c.engine, c.bottleneck)
+		if (len(got) == 1 && strings.HasPrefix(got[0], "--procedures: ")) != c.want || len(got) > 1 {
+			t.Errorf("procedures %v, %s, %s: advice %q, want it: %v", c.w.run.procedures, c.engine, c.bottleneck, got, c.want)
+		}
+	}
+}
