@@ -358,8 +358,8 @@ func reqPerSec(r *report.Result) float64 {
 
 // appliedChange says what to changed that suggestion s (of from's verdict)
 // asked for, or "" when to did not apply it (or it cannot tell): relaxed
-// durability, batching (a batch-size parameter grew), or connections
-// without TLS.
+// durability, batching (a batch-size parameter grew), connections
+// without TLS, or a workload's own switch ("--procedures: …").
 func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 	if from.Workload.Name != to.Workload.Name {
 		return ""
@@ -375,6 +375,16 @@ func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 		// Suggested without a predicted gain: the pair measures it.
 		if from.Target.Encrypted() && to.Target.TLS == target.TLSOff {
 			return "connections " + from.Target.TLSProtocol() + " → unencrypted"
+		}
+	case strings.HasPrefix(a, "--"):
+		// A workload's own setting (workload.Advisor): "--name: …" names
+		// the boolean workload parameter that to turned on.
+		name, _, _ := strings.Cut(a[2:], ":")
+		k := strings.ReplaceAll(strings.TrimSpace(name), "-", "_")
+		if tv, _ := to.Workload.Params[k].(bool); tv {
+			if fv, _ := from.Workload.Params[k].(bool); !fv {
+				return k + " false → true"
+			}
 		}
 	case strings.HasPrefix(a, "batch"):
 		for _, k := range sortedKeys(to.Workload.Params) {

@@ -789,3 +789,33 @@ func TestCompareSettingsDiff(t *testing.T) {
 		t.Errorf("console: %d settings lines, want 1:\n%s", n, buf.String())
 	}
 }
+
+// TestCompareAdviceCheck: a workload's own suggestion ("--procedures: …",
+// no predicted gain) pairs with a result that turned that setting on, and
+// the pair's measured gain is shown; a result with it off does not pair.
+func TestCompareAdviceCheck(t *testing.T) {
+	ins := load(t, fxTPCC, fxTPCC)
+	a, b := ins[0].Result, ins[1].Result
+	a.Verdict.Suggestions = append(a.Verdict.Suggestions, diagnose.Suggestion{Action: "--procedures: each transaction as one call"})
+	b.Workload.Params = maps.Clone(a.Workload.Params)
+	b.Workload.Params["procedures"] = false
+	for _, ch := range Compare(ins).Checks {
+		if ch.Applied == "procedures false → true" {
+			t.Errorf("paired with a result that did not turn --procedures on: %s", ch.Text())
+		}
+	}
+	b.Workload.Params["procedures"] = true
+	b.Summary.RequestsPerSec = 2.5 * a.Summary.RequestsPerSec
+	var found bool
+	for _, ch := range Compare(ins).Checks {
+		if ch.Applied == "procedures false → true" {
+			found = true
+			if ch.From != 0 || ch.To != 1 || ch.Predicted != 0 || ch.Measured == nil || math.Abs(*ch.Measured-2.5) > 1e-9 {
+				t.Errorf("check %+v, want A → B, no prediction, measured ×2.5", ch)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no check for the applied --procedures: %+v", Compare(ins).Checks)
+	}
+}
