@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,11 +180,15 @@ BEGIN
 END $f$;
 `
 
+// mysqlProc is one MySQL procedure: its name after ceiling_tpcc_, its
+// parameters and its body (between BEGIN and END).
+type mysqlProc struct{ name, params, body string }
+
 // mysqlProcs are the procedures on MySQL/MariaDB, HammerDB's way there:
 // each runs its own transaction (START TRANSACTION … COMMIT; an error
 // rolls it back and is passed on) and ends with a SELECT of its counts.
 // New-Order takes its lines as comma-separated lists.
-var mysqlProcs = []struct{ name, params, body string }{
+var mysqlProcs = []mysqlProc{
 	{"new_order", "p_w INT, p_d INT, p_c INT, p_items VARCHAR(255), p_supply VARCHAR(255), p_qty VARCHAR(255), p_cnt INT, p_all_local INT, p_ts DATETIME", `
 	DECLARE v_discount, v_wtax, v_dtax DECIMAL(4,4);
 	DECLARE v_last VARCHAR(16); DECLARE v_credit CHAR(2);
@@ -421,8 +426,8 @@ func createProcs(ctx context.Context, conn target.Conn, d target.Dialect) error 
 	return nil
 }
 
-// foreignProcs lists the MySQL routines with the procedures' names that
-// ceiling did not make.
+// foreignProcs lists the MySQL routines with one of the procedures' names
+// that ceiling did not make.
 func foreignProcs(ctx context.Context, c target.Conn, d target.Dialect) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT ROUTINE_NAME, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE ?", d.Table("tpcc\\_%"))
 	if err != nil {
@@ -435,7 +440,8 @@ func foreignProcs(ctx context.Context, c target.Conn, d target.Dialect) ([]strin
 		if err := rows.Scan(&name, &comment); err != nil {
 			return nil, err
 		}
-		if comment != procMark {
+		ours := slices.ContainsFunc(mysqlProcs, func(p mysqlProc) bool { return strings.EqualFold(mysqlProcName(d, p.name), name) })
+		if ours && comment != procMark {
 			foreign = append(foreign, name)
 		}
 	}
