@@ -81,7 +81,7 @@ func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--batches %s", err))
 	}
-	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", "batch"} {
+	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", "batch", "emulate"} {
 		if fs.Changed(name) {
 			errs = append(errs, fmt.Errorf("--%s does not apply to a --batches ramp: each batch size runs closed loop for --step (or --ops requests), after --warmup", name))
 		}

@@ -38,6 +38,8 @@ type runFlags struct {
 	probeDir    string        // --probe-dir: where the flush probe writes ("" = default)
 	noProbe     bool          // --no-probe
 	isolate     time.Duration // --isolate: each operation type alone after the mix (Isolator workloads)
+	emulate     string        // --emulate: a profile whose limits the SQLite target's files are held to
+	emulation   *target.Emulation
 
 	// Open loop (LT): one rate, or a ramp of steps.
 	rate       float64
@@ -185,6 +187,9 @@ estimate; --no-probe skips it.`,
 			if err != nil {
 				return err
 			}
+			if f.emulation != nil && !isSQLite(e.dsn(&f.targetFlags)) {
+				return &UsageError{Err: errEmulateServer}
+			}
 			return e.run(cmd.Context(), name, w, f, cfg)
 		},
 	}
@@ -209,6 +214,7 @@ estimate; --no-probe skips it.`,
 	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
 	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+" or --out, whichever is on the server's log file system); put it on the server's log device")
 	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the fsync probe of a local server's host")
+	fs.StringVar(&f.emulate, "emulate", "", "SQLite: hold the database's files to a profile's log and data-file limits while measuring (a shipped profile name, see ceiling profiles, or a YAML file), to reproduce a tier's ceiling locally and check predict against it")
 	w.Flags(fs)
 	if _, ok := w.(workload.Isolator); ok {
 		f.isolate = defaultIsolate
@@ -310,6 +316,11 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	seed, err := f.open.seedOf()
 	if err != nil {
 		errs = append(errs, err)
+	}
+	if fs.Changed("emulate") {
+		if f.emulation, err = emulationOf(f.emulate); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return runner.Config{}, joinUsage(errs)
@@ -441,7 +452,13 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		isoErr error
 	)
 	if f.isolate > 0 && !results[len(results)-1].Partial && stopErr == nil && ctx.Err() == nil {
+		if em, ok := t.(target.Emulator); ok && f.emulation != nil {
+			em.Emulate(f.emulation) // each operation alone is measured under the limits too
+		}
 		iso, isoErr = e.runIsolated(ctx, t, w, f, params)
+		if em, ok := t.(target.Emulator); ok && f.emulation != nil {
+			em.Emulate(nil)
+		}
 	}
 	post := e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
 	// Prepare may have learnt parameters (seqsel's --cold outcome).
@@ -502,6 +519,10 @@ func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) er
 // runOnce prepares the workload's data and runs the test once, with live
 // lines on the console.
 func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int, host **report.Host) (*runner.Result, error) {
+	em, _ := t.(target.Emulator)
+	if f.emulation != nil && em == nil {
+		return nil, &UsageError{Err: errEmulateServer}
+	}
 	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
 		return nil, err
 	}
@@ -546,6 +567,12 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 		live.Rates = []float64{cfg.Rate}
 	}
 	cfg.OnInterval = live.Interval
+	if f.emulation != nil {
+		// Held while measuring only: the data is loaded at full speed.
+		fmt.Fprintln(e.stdout, EmulationText(f.emulation))
+		em.Emulate(f.emulation)
+		defer em.Emulate(nil)
+	}
 	res, err := runner.Run(ctx, cfg, t, w)
 	live.Done()
 	return res, err

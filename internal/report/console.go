@@ -159,6 +159,9 @@ func PrintSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, ", connections encrypted (%s)", r.Target.TLS)
 	}
 	fmt.Fprintln(w)
+	if e := r.Target.Emulation; e != nil {
+		fmt.Fprintf(w, "   files held to profile %s's limits while measuring (--emulate)\n", e.Profile)
+	}
 	if r.Load.Model == "open" {
 		fmt.Fprintf(w, "   %s\n", OpenLoopPlan(r.Load))
 	}
@@ -221,6 +224,13 @@ func PrintSummary(w io.Writer, r *Result) {
 				opt(f.SyncsPerTxn, "%.3f"), opt(f.AvgReadMs, "%.3f"), opt(f.AvgWriteMs, "%.3f"), opt(f.AvgSyncMs, "%.3f"), f.SyncMs)
 		}
 		fmt.Fprintln(w, "  (read/write/sync ms are average latencies per call; syncs/tx = syncs per request, one transaction each)")
+		for _, f := range r.Files {
+			if f.EmulatedWaitMs != nil {
+				if total := f.ReadMs + f.WriteMs + f.SyncMs; total > 0 {
+					fmt.Fprintf(w, "  %s: %.0f%% of its IO time waited for the emulated limits (%.0f ms)\n", f.Name, 100**f.EmulatedWaitMs/total, *f.EmulatedWaitMs)
+				}
+			}
+		}
 	}
 
 	c := r.Costs

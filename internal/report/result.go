@@ -283,6 +283,9 @@ type File struct {
 	AvgSyncMs    *float64 `json:"avg_sync_ms"`
 	KBPerWrite   *float64 `json:"kb_per_write"`
 	SyncsPerTxn  *float64 `json:"syncs_per_txn"`
+	// EmulatedWaitMs is the part of read_ms, write_ms and sync_ms spent
+	// waiting for the emulated limits (run --emulate); absent otherwise.
+	EmulatedWaitMs *float64 `json:"emulated_wait_ms,omitempty"`
 }
 
 // Evidence is the server counters over the measured phase.
@@ -624,6 +627,9 @@ func fileOf(f target.FileStat, secs float64, requests int64) File {
 	out := File{Name: f.Name, Role: f.Role, Reads: f.Reads, Writes: f.Writes, BytesRead: f.BytesRead,
 		BytesWritten: f.BytesWritten, Syncs: f.Syncs,
 		ReadMs: float64(f.ReadNs) / 1e6, WriteMs: float64(f.WriteNs) / 1e6, SyncMs: float64(f.SyncNs) / 1e6}
+	if f.EmulatedNs > 0 {
+		out.EmulatedWaitMs = f64(float64(f.EmulatedNs) / 1e6)
+	}
 	if secs > 0 {
 		out.IOPS = float64(f.Reads+f.Writes) / secs
 		out.MBPerSec = float64(f.BytesRead+f.BytesWritten) / MB / secs

@@ -471,7 +471,9 @@ func deviceLatency(ivs []runner.Interval) *float64 {
 		for _, fs := range iv.Evidence.Files {
 			if fs.Role == "data" {
 				ios += fs.Reads + fs.Writes
-				ns += fs.ReadNs + fs.WriteNs
+				// The real device's time: an emulated limit's wait
+				// (--emulate) is queueing in front of it.
+				ns += fs.ReadNs + fs.WriteNs - fs.EmulatedNs
 			}
 		}
 		if ios < minDeviceIOs {

@@ -85,6 +85,7 @@ func Delta(a, b *target.Sample) *Evidence {
 				d.ReadNs -= g.ReadNs
 				d.WriteNs -= g.WriteNs
 				d.SyncNs -= g.SyncNs
+				d.EmulatedNs -= g.EmulatedNs
 				break
 			}
 		}
@@ -126,6 +127,7 @@ func (e *Evidence) Add(o *Evidence) {
 				g.ReadNs += f.ReadNs
 				g.WriteNs += f.WriteNs
 				g.SyncNs += f.SyncNs
+				g.EmulatedNs += f.EmulatedNs
 				found = true
 				break
 			}

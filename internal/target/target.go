@@ -112,6 +112,30 @@ type Info struct {
 	// restart, an administrator ending them) and the lock with them, and
 	// it was taken again, or another session had it by then.
 	NamespaceLock string `json:"namespace_lock,omitempty"`
+	// Emulation is the resource profile the measured phase was held to
+	// (--emulate, the embedded target), or nil.
+	Emulation *Emulation `json:"emulation,omitempty"`
+}
+
+// Emulation is a resource profile whose limits the embedded target's
+// files are held to while a run measures (run --emulate): the log's write
+// rate and syncs, the data file's IOPS and MB/s, on top of what the real
+// device takes. A limit the profile does not give is nil and not held;
+// NotEmulated names the profile's limits ceiling cannot hold (cores).
+type Emulation struct {
+	Profile        string   `json:"profile"`
+	LogMBPerSec    *float64 `json:"log_mb_per_sec"` // MiB/s
+	LogSyncsPerSec *float64 `json:"log_syncs_per_sec"`
+	DataIOPS       *float64 `json:"data_iops"`
+	DataMBPerSec   *float64 `json:"data_mb_per_sec"` // MiB/s
+	NotEmulated    []string `json:"not_emulated,omitempty"`
+}
+
+// Emulator is implemented by targets that can hold their files to an
+// Emulation (the SQLite target's VFS). Emulate(e) holds them from now on
+// and records e in Info; Emulate(nil) lets them go (Info keeps e).
+type Emulator interface {
+	Emulate(e *Emulation)
 }
 
 // LockNote is Info.NamespaceLock after ceiling's sessions were lost at at:
@@ -403,6 +427,9 @@ type FileStat struct {
 	ReadNs       int64  `json:"-"`
 	WriteNs      int64  `json:"-"`
 	SyncNs       int64  `json:"-"`
+	// EmulatedNs is the part of ReadNs, WriteNs and SyncNs spent waiting
+	// for emulated device limits (SQLite with --emulate), else 0.
+	EmulatedNs int64 `json:"-"`
 }
 
 // ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).

@@ -25,13 +25,29 @@ import (
 // below.
 type file struct {
 	sqlitevfs.File
-	db *dbStats
-	c  *counters
+	db   *dbStats
+	c    *counters
+	role string // RoleData, RoleLog or RoleOther, for the emulated limits
 }
 
 func newFile(f sqlitevfs.File, db *dbStats, c *counters) *file {
 	c.opened.Store(true)
-	return &file{File: f, db: db, c: c}
+	role := RoleOther
+	switch c {
+	case &db.data:
+		role = RoleData
+	case &db.wal, &db.journal:
+		role = RoleLog
+	}
+	return &file{File: f, db: db, c: c, role: role}
+}
+
+// emulate holds an operation (opRead, opWrite or opSync) of n bytes for
+// the database's emulated device limits, if any (Govern).
+func (f *file) emulate(op byte, n int) {
+	if g := f.db.gov.Load(); g != nil {
+		f.c.emulatedNs.Add(int64(g.wait(f.role, op, n)))
+	}
 }
 
 var (
@@ -49,6 +65,7 @@ var (
 // ReadAt implements vfs.File, counting the call and the bytes read.
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
 	start := time.Now()
+	f.emulate(opRead, len(p))
 	n, err := f.File.ReadAt(p, off)
 	f.c.readNs.Add(int64(time.Since(start)))
 	f.c.reads.Add(1)
@@ -59,6 +76,7 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 // WriteAt implements vfs.File, counting the call and the bytes written.
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	start := time.Now()
+	f.emulate(opWrite, len(p))
 	n, err := f.File.WriteAt(p, off)
 	f.c.writeNs.Add(int64(time.Since(start)))
 	f.c.writes.Add(1)
@@ -69,6 +87,7 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 // Sync implements vfs.File, counting the call.
 func (f *file) Sync(flags sqlitevfs.SyncFlag) error {
 	start := time.Now()
+	f.emulate(opSync, 0)
 	err := f.File.Sync(flags)
 	f.c.syncNs.Add(int64(time.Since(start)))
 	f.c.syncs.Add(1)

@@ -29,6 +29,7 @@ type counters struct {
 	readNs       atomic.Int64
 	writeNs      atomic.Int64
 	syncNs       atomic.Int64
+	emulatedNs   atomic.Int64 // time spent waiting for the emulated device (Govern)
 }
 
 func (c *counters) snapshot(name, role string) target.FileStat {
@@ -43,6 +44,7 @@ func (c *counters) snapshot(name, role string) target.FileStat {
 		ReadNs:       c.readNs.Load(),
 		WriteNs:      c.writeNs.Load(),
 		SyncNs:       c.syncNs.Load(),
+		EmulatedNs:   c.emulatedNs.Load(),
 	}
 }
 
@@ -57,6 +59,8 @@ type dbStats struct {
 
 	busy   atomic.Int64 // Lock calls that returned SQLITE_BUSY
 	lockNs atomic.Int64 // nanoseconds spent inside Lock calls
+
+	gov atomic.Pointer[governor] // emulated device limits (Govern), or nil
 }
 
 func (d *dbStats) files() []target.FileStat {

@@ -194,6 +194,31 @@ func (t *Target) open(ctx context.Context) (*conn, error) {
 // Info implements target.Target.
 func (t *Target) Info() target.Info { return t.info }
 
+var _ target.Emulator = (*Target)(nil)
+
+// Emulate implements target.Emulator through the VFS (vfs.Govern).
+func (t *Target) Emulate(e *target.Emulation) {
+	if e == nil {
+		vfs.Govern(t.path, vfs.Limits{})
+		return
+	}
+	t.info.Emulation = e
+	mib := func(v *float64) float64 {
+		if v == nil {
+			return 0
+		}
+		return *v * (1 << 20)
+	}
+	one := func(v *float64) float64 {
+		if v == nil {
+			return 0
+		}
+		return *v
+	}
+	vfs.Govern(t.path, vfs.Limits{LogBytesPerSec: mib(e.LogMBPerSec), LogSyncsPerSec: one(e.LogSyncsPerSec),
+		DataIOPS: one(e.DataIOPS), DataBytesPerSec: mib(e.DataMBPerSec)})
+}
+
 // Dialect implements target.Target.
 func (t *Target) Dialect() target.Dialect {
 	return target.Dialect{Engine: "sqlite", Prefix: "ceiling_"}
@@ -269,6 +294,9 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 // Close implements target.Target. SQLite's synchronous setting is per
 // connection, so there is nothing to restore on the server side.
 func (t *Target) Close(context.Context) error {
+	if t.info.Emulation != nil {
+		vfs.Govern(t.path, vfs.Limits{})
+	}
 	t.unlock()
 	return nil
 }

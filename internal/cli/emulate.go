@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ceiling-db/ceiling/internal/predict"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// emulationOf turns a predict profile (shipped name or file, --emulate)
+// into the limits the embedded target's files are held to. Cores cannot
+// be held (the engine runs in ceiling's process, which the Go runtime
+// schedules): they are named in NotEmulated. A profile with no IO limit
+// is an error.
+func emulationOf(arg string) (*target.Emulation, error) {
+	p, err := predict.Load(arg)
+	if err != nil {
+		return nil, fmt.Errorf("--emulate: %w", err)
+	}
+	l := p.Limits
+	e := &target.Emulation{Profile: p.Name, LogMBPerSec: l.LogMBPerSec, LogSyncsPerSec: l.LogSyncsPerSec, DataIOPS: l.DataIOPS, DataMBPerSec: l.DataMBPerSec}
+	for _, v := range []*float64{l.LogMBPerSec, l.LogSyncsPerSec, l.DataIOPS, l.DataMBPerSec} {
+		if v != nil && *v <= 0 {
+			return nil, fmt.Errorf("--emulate %s: limits must be positive", arg)
+		}
+	}
+	if l.Cores != nil {
+		e.NotEmulated = append(e.NotEmulated, "cores")
+	}
+	if l.LogMBPerSec == nil && l.LogSyncsPerSec == nil && l.DataIOPS == nil && l.DataMBPerSec == nil {
+		return nil, fmt.Errorf("--emulate %s: the profile gives no log or data-file limit to hold (only %s)", arg, strings.Join(e.NotEmulated, ", "))
+	}
+	return e, nil
+}
+
+// errEmulateServer refuses --emulate on a server target.
+var errEmulateServer = errors.New("--emulate holds the embedded SQLite target's files to a profile's limits; a server's own devices cannot be slowed by ceiling (use `ceiling predict` on its result instead)")
+
+// isSQLite says whether dsn names the embedded target.
+func isSQLite(dsn string) bool {
+	scheme, _, _ := strings.Cut(dsn, ":")
+	return strings.EqualFold(scheme, "sqlite") || strings.EqualFold(scheme, "sqlite3")
+}
+
+// EmulationText describes an emulation for the console: the limits held
+// and what is not.
+func EmulationText(e *target.Emulation) string {
+	var held []string
+	if e.LogMBPerSec != nil {
+		held = append(held, fmt.Sprintf("log writes ≤ %.4g MiB/s", *e.LogMBPerSec))
+	}
+	if e.LogSyncsPerSec != nil {
+		held = append(held, fmt.Sprintf("log syncs ≤ %.4g/s", *e.LogSyncsPerSec))
+	}
+	if e.DataIOPS != nil {
+		held = append(held, fmt.Sprintf("data-file IOs ≤ %.4g/s", *e.DataIOPS))
+	}
+	if e.DataMBPerSec != nil {
+		held = append(held, fmt.Sprintf("data-file IO ≤ %.4g MiB/s", *e.DataMBPerSec))
+	}
+	s := "emulating " + e.Profile + ": " + strings.Join(held, ", ") + " (on top of this machine's device)"
+	if len(e.NotEmulated) > 0 {
+		s += "; not emulated: " + strings.Join(e.NotEmulated, ", ")
+	}
+	return s
+}

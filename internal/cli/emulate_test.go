@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEmulate: run --emulate holds the SQLite file's log to the profile's
+// write rate while measuring (the data loads at full speed), the result
+// records the profile and the WAL's emulated wait, the log rate stays at
+// the limit or under it (a slower machine only lowers it), and the
+// verdict names the log rate; predict with the same profile then predicts
+// about what was measured. A server target, an unknown profile and a
+// profile ceiling cannot hold are usage errors.
+func TestEmulate(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "slow-log.yaml")
+	const limit = 0.25 // MiB/s: about 60 single-row commits a second
+	if err := os.WriteFile(prof, []byte("name: slow-log\ntitle: a slow log\nsource: this test\nsource_date: 2026-11-27\nlimits:\n  log_mb_per_sec: 0.25\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "-T", "2s", "--no-probe", "--db", "sqlite:"+filepath.Join(dir, "e.db"), "--emulate", prof, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "emulating slow-log: log writes ≤ 0.25 MiB/s") || !strings.Contains(stdout, "waited for the emulated limits") {
+		t.Errorf("console lacks the emulation lines:\n%s", stdout)
+	}
+	_, path := readResult(t, out)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Target struct {
+			Emulation *struct {
+				Profile     string   `json:"profile"`
+				LogMBPerSec *float64 `json:"log_mb_per_sec"`
+				DataIOPS    *float64 `json:"data_iops"`
+			} `json:"emulation"`
+		} `json:"target"`
+		Summary struct {
+			RequestsPerSec float64 `json:"requests_per_sec"`
+		} `json:"summary"`
+		Evidence struct {
+			LogMBPerSec *float64 `json:"log_mb_per_sec"`
+		} `json:"evidence"`
+		Files []struct {
+			Name           string   `json:"name"`
+			EmulatedWaitMs *float64 `json:"emulated_wait_ms"`
+		} `json:"files"`
+		Verdict struct {
+			Bottleneck string `json:"bottleneck"`
+		} `json:"verdict"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	e := doc.Target.Emulation
+	if e == nil || e.Profile != "slow-log" || e.LogMBPerSec == nil || *e.LogMBPerSec != limit || e.DataIOPS != nil {
+		t.Fatalf("target.emulation %+v", e)
+	}
+	waited := false
+	for _, f := range doc.Files {
+		if strings.HasSuffix(f.Name, "-wal") && f.EmulatedWaitMs != nil && *f.EmulatedWaitMs > 0 {
+			waited = true
+		}
+	}
+	if !waited {
+		t.Errorf("no emulated wait on the WAL: %+v", doc.Files)
+	}
+	if doc.Verdict.Bottleneck != "log-rate" {
+		t.Errorf("verdict %q, want log-rate", doc.Verdict.Bottleneck)
+	}
+	// The log rate over the run: bytes per request × requests/s.
+	code, predOut, stderr := runCLI(t, context.Background(), "predict", path, "--profile", prof, "--json")
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	var preds []struct {
+		RequestsPerSec *float64 `json:"requests_per_sec"`
+		Binding        string   `json:"binding"`
+	}
+	if err := json.Unmarshal([]byte(predOut), &preds); err != nil || len(preds) != 1 || preds[0].RequestsPerSec == nil {
+		t.Fatalf("predict: %v %s", err, predOut)
+	}
+	if preds[0].Binding != "log-mb" || doc.Summary.RequestsPerSec > *preds[0].RequestsPerSec*1.05 {
+		t.Errorf("measured %.1f req/s under the limit, predicted %.1f (%s): above the limit's rate", doc.Summary.RequestsPerSec, *preds[0].RequestsPerSec, preds[0].Binding)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", "postgres://u@127.0.0.1:1/db", "--emulate", prof}, "--emulate holds the embedded SQLite target's files"},
+		{[]string{"--emulate", "no-such-profile"}, `unknown profile "no-such-profile"`},
+		{[]string{"--emulate", writeProfile(t, dir, "cores-only", "cores: 4")}, "gives no log or data-file limit"},
+	} {
+		args := append([]string{"run", "single-inserts", "-T", "1s", "--no-probe", "--out", out}, c.args...)
+		if !strings.Contains(strings.Join(c.args, " "), "--db") {
+			args = append(args, "--db", "sqlite:"+filepath.Join(dir, "e.db"))
+		}
+		code, _, stderr := runCLI(t, context.Background(), args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", c.args, code, stderr, ExitUsage, c.want)
+		}
+	}
+}
+
+func writeProfile(t *testing.T, dir, name, limits string) string {
+	t.Helper()
+	p := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(p, []byte("name: "+name+"\ntitle: t\nsource: this test\nsource_date: 2026-11-27\nlimits:\n  "+limits+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
