@@ -130,7 +130,8 @@ confidence interval, in one result.`
   ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
   ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
   ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
-  ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results`, name)
+  ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results
+  ceiling run %[1]s --emulate azure-2014-s1             # SQLite held to a tier's log rate`, name)
 	if meta.RunExamples != "" {
 		example = meta.RunExamples
 	}

@@ -198,6 +198,9 @@ func Describe(r *report.Result) string {
 		// The protocol alone: the cipher suite is in the test definition.
 		s += ", encrypted (" + r.Target.TLSProtocol() + ")"
 	}
+	if e := r.Target.Emulation; e != nil {
+		s += ", files held to " + e.Profile + "'s limits (--emulate)"
+	}
 	if r.Load.Repeat > 1 {
 		s += fmt.Sprintf(", %d repeats", r.Load.Repeat)
 	}

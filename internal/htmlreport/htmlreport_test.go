@@ -16,6 +16,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -817,5 +818,19 @@ func TestCompareAdviceCheck(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no check for the applied --procedures: %+v", Compare(ins).Checks)
+	}
+}
+
+// TestDescribeEmulation: a result measured under --emulate says so where
+// results are described (compare's header, the report's legend).
+func TestDescribeEmulation(t *testing.T) {
+	ins := load(t, fxTPCC)
+	r := ins[0].Result
+	if strings.Contains(Describe(r), "--emulate") {
+		t.Fatalf("unlimited result described as emulated: %s", Describe(r))
+	}
+	r.Target.Emulation = &target.Emulation{Profile: "azure-2014-s1"}
+	if d := Describe(r); !strings.Contains(d, "files held to azure-2014-s1's limits (--emulate)") {
+		t.Errorf("Describe = %q", d)
 	}
 }
