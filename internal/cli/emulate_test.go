@@ -106,6 +106,13 @@ func TestEmulate(t *testing.T) {
 			args = append(args, "--db", "sqlite:"+filepath.Join(dir, "e.db"))
 		}
 		code, _, stderr := runCLI(t, context.Background(), args...)
+		if c.want == "--emulate holds the embedded SQLite target's files" {
+			// knee takes --emulate too, and refuses it on a server alike.
+			kcode, _, kerr := runCLI(t, context.Background(), append([]string{"knee", "single-inserts", "--slo", "p99<1s"}, c.args...)...)
+			if kcode != ExitUsage || !strings.Contains(kerr, c.want) {
+				t.Errorf("knee %v: exit %d, stderr %q", c.args, kcode, kerr)
+			}
+		}
 		if code != ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", c.args, code, stderr, ExitUsage, c.want)
 		}

@@ -36,6 +36,8 @@ type kneeFlags struct {
 	stepWarmup time.Duration
 	precision  string
 	retries    int
+	emulate    string            // --emulate, as run's
+	emulation  *target.Emulation // parsed from emulate
 	// runArgs are the flags given that `run` takes as well and that
 	// kneeRunCommand does not write itself (workload and arrival flags).
 	runArgs []string
@@ -129,6 +131,14 @@ fail is not sustained.`,
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("emulate") {
+				if f.emulation, err = emulationOf(f.emulate); err != nil {
+					return &UsageError{Err: err}
+				}
+				if !isSQLite(e.dsn(&f.targetFlags)) {
+					return &UsageError{Err: errEmulateServer}
+				}
+			}
 			f.runArgs = runArgsOf(cmd.Flags())
 			return e.knee(cmd.Context(), name, w, f, slo, sp, cfg)
 		},
@@ -151,6 +161,7 @@ fail is not sustained.`,
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "warm-up at each probe's rate before measuring it")
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
 	fs.IntVar(&f.retries, "retries", 1, "run a probe that breaks the SLO again up to this many times; its rate fails only if every run does (0: the first failure counts)")
+	fs.StringVar(&f.emulate, "emulate", "", "SQLite: hold the database's files to a profile's log and data-file limits while probing (as run --emulate): the knee of a tier, locally")
 	w.Flags(fs)
 	f.open.bind(fs)
 	return cmd
@@ -244,6 +255,11 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		return err
 	}
 	e.printKneePlan(f, slo, sp, info)
+	if em, ok := t.(target.Emulator); ok && f.emulation != nil {
+		fmt.Fprintln(e.stdout, EmulationText(f.emulation))
+		em.Emulate(f.emulation)
+		defer em.Emulate(nil)
+	}
 
 	var probes []*runner.Result
 	probe := func(ctx context.Context, rate float64, retry int) (knee.Outcome, error) {
