@@ -93,6 +93,24 @@ func TestEmulate(t *testing.T) {
 		t.Errorf("measured %.1f req/s under the limit, predicted %.1f (%s): above the limit's rate", doc.Summary.RequestsPerSec, *preds[0].RequestsPerSec, preds[0].Binding)
 	}
 
+	// predict says a result was measured under limits; of an unlimited
+	// SQLite result it says how to check it under them.
+	if code, text, _ := runCLI(t, context.Background(), "predict", path, "--profile", prof); code != 0 || !strings.Contains(text, "note: this run was measured with its files held to slow-log's limits (--emulate)") {
+		t.Errorf("predict of the emulated result: exit %d\n%s", code, text)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw["target"].(map[string]any), "emulation")
+	plain := filepath.Join(dir, "plain.json")
+	if nb, err := json.Marshal(raw); err != nil || os.WriteFile(plain, nb, 0o644) != nil {
+		t.Fatal(err)
+	}
+	if code, text, _ := runCLI(t, context.Background(), "predict", plain, "--profile", "azure-2014-s1"); code != 0 || !strings.Contains(text, "ceiling run single-inserts --emulate azure-2014-s1") {
+		t.Errorf("predict of an unlimited SQLite result: exit %d\n%s", code, text)
+	}
+
 	for _, c := range []struct {
 		args []string
 		want string

@@ -80,10 +80,20 @@ ceiling profile-host --out.`,
 				args[0], r.Workload.Name, r.Target.Engine, diagnose.Threads(r.Load.Threads), measuredText(r))
 			if len(profiles) == 0 {
 				printPredictTable(e, preds)
-				return nil
+			} else {
+				for _, pr := range preds {
+					printPrediction(e, pr)
+				}
 			}
-			for _, pr := range preds {
-				printPrediction(e, pr)
+			switch em := r.Target.Emulation; {
+			case em != nil:
+				fmt.Fprintf(e.stdout, "note: this run was measured with its files held to %s's limits (--emulate): its costs per request are those under them\n", em.Profile)
+			case r.Target.Engine == "sqlite":
+				example := "PROFILE"
+				if len(profiles) > 0 {
+					example = preds[0].Profile
+				}
+				fmt.Fprintf(e.stdout, "check a prediction on this engine: ceiling run %s --emulate %s (with the run's other flags) holds the files to that profile's log and data-file limits\n", r.Workload.Name, example)
 			}
 			return nil
 		},
