@@ -326,6 +326,19 @@ func summaryBlocks(r *report.Result) []Block {
 		}
 		blocks = append(blocks, Block{Table: &Table{Caption: "File IO over the measured phase (latencies are averages per call)",
 			Align: "ll", Head: []string{"file", "role", "reads", "writes", "IOPS", "MB/s", "KB/write", "syncs", "read ms", "write ms", "sync ms"}, Rows: fr}})
+		if e := r.Target.Emulation; e != nil {
+			var waits []string
+			for _, f := range r.Files {
+				if total := f.ReadMs + f.WriteMs + f.SyncMs; f.EmulatedWaitMs != nil && total > 0 {
+					waits = append(waits, fmt.Sprintf("%s %.0f%% (%.0f ms)", f.Name, 100**f.EmulatedWaitMs/total, *f.EmulatedWaitMs))
+				}
+			}
+			note := fmt.Sprintf("The files were held to profile %s's limits while measuring (--emulate)", e.Profile)
+			if len(waits) > 0 {
+				note += "; the share of each file's IO time spent waiting for them: " + strings.Join(waits, ", ")
+			}
+			blocks = append(blocks, Block{Note: note})
+		}
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
 		blocks = append(blocks, Block{Note: "server evidence incomplete: " + r.Evidence.Error})

@@ -833,4 +833,10 @@ func TestDescribeEmulation(t *testing.T) {
 	if d := Describe(r); !strings.Contains(d, "files held to azure-2014-s1's limits (--emulate)") {
 		t.Errorf("Describe = %q", d)
 	}
+	// The report's file table is followed by each file's emulated wait.
+	wait := 750.0
+	r.Files = []report.File{{Name: "ceiling.db-wal", Role: "log", Writes: 10, WriteMs: 1000, EmulatedWaitMs: &wait}}
+	if html := renderHTML(t, ins); !strings.Contains(html, "held to profile azure-2014-s1&#39;s limits while measuring (--emulate); the share of each file&#39;s IO time spent waiting for them: ceiling.db-wal 75% (750 ms)") {
+		t.Errorf("no emulated wait note in the report")
+	}
 }
