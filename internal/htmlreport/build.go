@@ -328,10 +328,8 @@ func summaryBlocks(r *report.Result) []Block {
 			Align: "ll", Head: []string{"file", "role", "reads", "writes", "IOPS", "MB/s", "KB/write", "syncs", "read ms", "write ms", "sync ms"}, Rows: fr}})
 		if e := r.Target.Emulation; e != nil {
 			var waits []string
-			for _, f := range r.Files {
-				if total := f.ReadMs + f.WriteMs + f.SyncMs; f.EmulatedWaitMs != nil && total > 0 {
-					waits = append(waits, fmt.Sprintf("%s %.0f%% (%.0f ms)", f.Name, 100**f.EmulatedWaitMs/total, *f.EmulatedWaitMs))
-				}
+			for _, ew := range report.EmulatedWaits(r.Files) {
+				waits = append(waits, fmt.Sprintf("%s %.0f%% (%.0f ms)", ew.Name, ew.Pct, ew.Ms))
 			}
 			note := fmt.Sprintf("The files were held to profile %s's limits while measuring (--emulate)", e.Profile)
 			if len(waits) > 0 {

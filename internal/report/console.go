@@ -224,12 +224,8 @@ func PrintSummary(w io.Writer, r *Result) {
 				opt(f.SyncsPerTxn, "%.3f"), opt(f.AvgReadMs, "%.3f"), opt(f.AvgWriteMs, "%.3f"), opt(f.AvgSyncMs, "%.3f"), f.SyncMs)
 		}
 		fmt.Fprintln(w, "  (read/write/sync ms are average latencies per call; syncs/tx = syncs per request, one transaction each)")
-		for _, f := range r.Files {
-			if f.EmulatedWaitMs != nil {
-				if total := f.ReadMs + f.WriteMs + f.SyncMs; total > 0 {
-					fmt.Fprintf(w, "  %s: %.0f%% of its IO time waited for the emulated limits (%.0f ms)\n", f.Name, 100**f.EmulatedWaitMs/total, *f.EmulatedWaitMs)
-				}
-			}
+		for _, ew := range EmulatedWaits(r.Files) {
+			fmt.Fprintf(w, "  %s: %.0f%% of its IO time waited for the emulated limits (%.0f ms)\n", ew.Name, ew.Pct, ew.Ms)
 		}
 	}
 
@@ -365,4 +361,21 @@ func oneLine(s string) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// EmulatedWait is a file's wait for the emulated limits (run --emulate).
+type EmulatedWait struct {
+	Name    string
+	Ms, Pct float64 // the wait, and its share of the file's IO time
+}
+
+// EmulatedWaits lists the files that waited for emulated limits.
+func EmulatedWaits(files []File) []EmulatedWait {
+	var out []EmulatedWait
+	for _, f := range files {
+		if total := f.ReadMs + f.WriteMs + f.SyncMs; f.EmulatedWaitMs != nil && total > 0 {
+			out = append(out, EmulatedWait{Name: f.Name, Ms: *f.EmulatedWaitMs, Pct: 100 * *f.EmulatedWaitMs / total})
+		}
+	}
+	return out
 }
