@@ -32,6 +32,14 @@ type StallInfo struct {
 	GraceS        float64
 	Reconnecting  int
 	ReconnectingS float64
+	// Starved: requests kept completing until the end (some in the last
+	// second), so the oldest request's wait is no stall of the
+	// database: its worker was not served in turn (a lock granted to
+	// others first). Its wait then counts for no stall time.
+	Starved bool
+	// LastCompleted is how many requests completed in the last second
+	// (with Starved).
+	LastCompleted int64
 }
 
 // stalled says whether anything in st is worth a word.
@@ -43,7 +51,10 @@ func (st StallInfo) Evidence() []string {
 	if st.Seconds > 0 {
 		out = append(out, fmt.Sprintf("no request completed for %.1f s of the %.1f s measured (%s)", st.Seconds, st.ElapsedS, strings.Join(st.Spans, ", ")))
 	}
-	if st.OldestS > 0 {
+	if st.OldestS > 0 && st.Starved {
+		out = append(out, fmt.Sprintf("%d %s still waiting when the run ended, the oldest for %.1f s while the others kept completing (%d in the last second): that worker was starved, not served in turn (a lock granted to the others first), while the database answered; its request is not in the counts or the latencies",
+			st.InFlight, plural(st.InFlight, "request was", "requests were"), st.OldestS, st.LastCompleted))
+	} else if st.OldestS > 0 {
 		line := fmt.Sprintf("%d %s still waiting for the database when the run ended, the oldest for %.1f s: not in the counts or the latencies",
 			st.InFlight, plural(st.InFlight, "request was", "requests were"), st.OldestS)
 		if st.Unfinished > 0 {
@@ -59,13 +70,18 @@ func (st StallInfo) Evidence() []string {
 }
 
 // share is the part of the measured time the stall took: the spans
-// without a completion, the oldest request left waiting at the end, or
-// the longest reconnection going on then, whichever is longest.
+// without a completion, the oldest request left waiting at the end (unless
+// the others kept completing: Starved), or the longest reconnection going
+// on then, whichever is longest.
 func (st StallInfo) share() float64 {
 	if st.ElapsedS <= 0 {
 		return 0
 	}
-	return max(st.Seconds, st.OldestS, st.ReconnectingS) / st.ElapsedS
+	oldest := st.OldestS
+	if st.Starved {
+		oldest = 0
+	}
+	return max(st.Seconds, oldest, st.ReconnectingS) / st.ElapsedS
 }
 
 // WithStall returns v adjusted for st: when no request completed for at

@@ -70,6 +70,21 @@ func stallsOf(res *Result) []Stall {
 	return out
 }
 
+// lastCompleted is how many requests completed in the last second of the
+// measured intervals (the last intervals up to a second in all: the very
+// last may be a sliver the end clipped).
+func lastCompleted(res *Result) int64 {
+	var n int64
+	var secs float64
+	for i := len(res.Intervals) - 1; i >= 0 && secs < 1; i-- {
+		if pt := res.Intervals[i]; !pt.Warmup {
+			n += pt.Requests
+			secs += pt.Seconds
+		}
+	}
+	return n
+}
+
 // applyStalls notes the stalls and the requests left waiting at the end,
 // and adjusts the verdict (diagnose.WithStall): a run that stood still
 // for a fifth of its time or more is a "stall", whatever its figures say.
@@ -89,6 +104,9 @@ func applyStalls(res *Result, grace time.Duration) {
 	in := res.Summary.InFlightAtEnd
 	if in.OldestMs/1000 >= minStall(res) {
 		st.InFlight, st.OldestS, st.Unfinished = in.Requests, in.OldestMs/1000, in.Unfinished
+		if n := lastCompleted(res); n > 0 {
+			st.Starved, st.LastCompleted = true, n
+		}
 	}
 	if in.ReconnectingMs/1000 >= minStall(res) {
 		st.Reconnecting, st.ReconnectingS = in.Reconnecting, in.ReconnectingMs/1000

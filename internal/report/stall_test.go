@@ -102,6 +102,24 @@ func TestApplyStalls(t *testing.T) {
 		v.Evidence[0] != "3 requests were still waiting for the database when the run ended, the oldest for 4.0 s: not in the counts or the latencies; 3 had not returned 5 s later and were cancelled" {
 		t.Errorf("left waiting: %s %q", v.Bottleneck, v.Evidence)
 	}
+	// The same wait while the others kept completing to the end: one
+	// worker starved (SQLite's lock under slow commits), no stall.
+	res = base()
+	res.Summary.InFlightAtEnd = InFlightAtEnd{Requests: 4, OldestMs: 9000}
+	res.Intervals = []IntervalPoint{{T: 9, Seconds: 1, Requests: 30}, {T: 9.99, Seconds: 0.99, Requests: 35}, {T: 10, Seconds: 0.01}}
+	applyStalls(res, 0)
+	if v := res.Verdict; v.Bottleneck != diagnose.CPU || len(v.Evidence) != 2 ||
+		!strings.HasPrefix(v.Evidence[1], "4 requests were still waiting when the run ended, the oldest for 9.0 s while the others kept completing (35 in the last second): that worker was starved") {
+		t.Errorf("starved worker: %s %q", v.Bottleneck, v.Evidence)
+	}
+	// … and with a silent last interval it is a stall again.
+	res = base()
+	res.Summary.InFlightAtEnd = InFlightAtEnd{Requests: 4, OldestMs: 9000}
+	res.Intervals = []IntervalPoint{{T: 9, Seconds: 1, Requests: 30}, {T: 10, Seconds: 1}}
+	applyStalls(res, 0)
+	if v := res.Verdict; v.Bottleneck != diagnose.Stall {
+		t.Errorf("silent end: %s %q", v.Bottleneck, v.Evidence)
+	}
 	// The server gone: the workers reconnecting at the end.
 	res = base()
 	res.Summary.InFlightAtEnd = InFlightAtEnd{Reconnecting: 4, ReconnectingMs: 4000}
