@@ -9,8 +9,8 @@ import (
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
-// emulationOf turns a predict profile (shipped name or file, --emulate)
-// into the limits the embedded target's files are held to. Cores cannot
+// emulationOf turns a predict profile (shipped name or file, --emulate;
+// predict.Load has checked its limits are positive) into the limits the embedded target's files are held to. Cores cannot
 // be held (the engine runs in ceiling's process, which the Go runtime
 // schedules): they are named in NotEmulated. A profile with no IO limit
 // is an error.
@@ -21,11 +21,6 @@ func emulationOf(arg string) (*target.Emulation, error) {
 	}
 	l := p.Limits
 	e := &target.Emulation{Profile: p.Name, LogMBPerSec: l.LogMBPerSec, LogSyncsPerSec: l.LogSyncsPerSec, DataIOPS: l.DataIOPS, DataMBPerSec: l.DataMBPerSec}
-	for _, v := range []*float64{l.LogMBPerSec, l.LogSyncsPerSec, l.DataIOPS, l.DataMBPerSec} {
-		if v != nil && *v <= 0 {
-			return nil, fmt.Errorf("--emulate %s: limits must be positive", arg)
-		}
-	}
 	if l.Cores != nil {
 		e.NotEmulated = append(e.NotEmulated, "cores")
 	}
@@ -37,6 +32,20 @@ func emulationOf(arg string) (*target.Emulation, error) {
 
 // errEmulateServer refuses --emulate on a server target.
 var errEmulateServer = errors.New("--emulate holds the embedded SQLite target's files to a profile's limits; a server's own devices cannot be slowed by ceiling (use `ceiling predict` on its result instead)")
+
+// holdLimits holds t's files to emulation e, if any, and returns what
+// lets them go again; it prints what is held when say is set.
+func (e *env) holdLimits(t target.Target, em *target.Emulation, say bool) (release func()) {
+	h, ok := t.(target.Emulator)
+	if !ok || em == nil {
+		return func() {}
+	}
+	if say {
+		fmt.Fprintln(e.stdout, EmulationText(em))
+	}
+	h.Emulate(em)
+	return func() { h.Emulate(nil) }
+}
 
 // isSQLite says whether dsn names the embedded target.
 func isSQLite(dsn string) bool {

@@ -255,11 +255,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		return err
 	}
 	e.printKneePlan(f, slo, sp, info)
-	if em, ok := t.(target.Emulator); ok && f.emulation != nil {
-		fmt.Fprintln(e.stdout, EmulationText(f.emulation))
-		em.Emulate(f.emulation)
-		defer em.Emulate(nil)
-	}
+	defer e.holdLimits(t, f.emulation, true)()
 
 	var probes []*runner.Result
 	probe := func(ctx context.Context, rate float64, retry int) (knee.Outcome, error) {

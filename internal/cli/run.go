@@ -453,13 +453,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		isoErr error
 	)
 	if f.isolate > 0 && !results[len(results)-1].Partial && stopErr == nil && ctx.Err() == nil {
-		if em, ok := t.(target.Emulator); ok && f.emulation != nil {
-			em.Emulate(f.emulation) // each operation alone is measured under the limits too
-		}
+		release := e.holdLimits(t, f.emulation, false) // each operation alone is measured under the limits too
 		iso, isoErr = e.runIsolated(ctx, t, w, f, params)
-		if em, ok := t.(target.Emulator); ok && f.emulation != nil {
-			em.Emulate(nil)
-		}
+		release()
 	}
 	post := e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
 	// Prepare may have learnt parameters (seqsel's --cold outcome).
@@ -520,8 +516,7 @@ func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) er
 // runOnce prepares the workload's data and runs the test once, with live
 // lines on the console.
 func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int, host **report.Host) (*runner.Result, error) {
-	em, _ := t.(target.Emulator)
-	if f.emulation != nil && em == nil {
+	if _, ok := t.(target.Emulator); f.emulation != nil && !ok {
 		return nil, &UsageError{Err: errEmulateServer}
 	}
 	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
@@ -568,12 +563,8 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 		live.Rates = []float64{cfg.Rate}
 	}
 	cfg.OnInterval = live.Interval
-	if f.emulation != nil {
-		// Held while measuring only: the data is loaded at full speed.
-		fmt.Fprintln(e.stdout, EmulationText(f.emulation))
-		em.Emulate(f.emulation)
-		defer em.Emulate(nil)
-	}
+	// Held while measuring only: the data is loaded at full speed.
+	defer e.holdLimits(t, f.emulation, true)()
 	res, err := runner.Run(ctx, cfg, t, w)
 	live.Done()
 	return res, err

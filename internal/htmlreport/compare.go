@@ -7,7 +7,6 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -537,15 +536,11 @@ func SettingsDiff(base, r *report.Result) string {
 	if base == r || base.Workload.Name != r.Workload.Name {
 		return ""
 	}
-	keys := map[string]bool{}
-	for k := range base.Workload.Params {
-		keys[k] = true
-	}
-	for k := range r.Workload.Params {
-		keys[k] = true
-	}
+	keys := map[string]any{}
+	maps.Copy(keys, base.Workload.Params)
+	maps.Copy(keys, r.Workload.Params)
 	var diffs []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range sortedKeys(keys) {
 		a, aok := base.Workload.Params[k]
 		b, bok := r.Workload.Params[k]
 		if aok && bok && reflect.DeepEqual(a, b) {

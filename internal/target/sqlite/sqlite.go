@@ -203,20 +203,15 @@ func (t *Target) Emulate(e *target.Emulation) {
 		return
 	}
 	t.info.Emulation = e
-	mib := func(v *float64) float64 {
-		if v == nil {
-			return 0
-		}
-		return *v * (1 << 20)
-	}
-	one := func(v *float64) float64 {
+	val := func(v *float64) float64 { // a limit not given is 0: none
 		if v == nil {
 			return 0
 		}
 		return *v
 	}
-	vfs.Govern(t.path, vfs.Limits{LogBytesPerSec: mib(e.LogMBPerSec), LogSyncsPerSec: one(e.LogSyncsPerSec),
-		DataIOPS: one(e.DataIOPS), DataBytesPerSec: mib(e.DataMBPerSec)})
+	const mib = 1 << 20
+	vfs.Govern(t.path, vfs.Limits{LogBytesPerSec: val(e.LogMBPerSec) * mib, LogSyncsPerSec: val(e.LogSyncsPerSec),
+		DataIOPS: val(e.DataIOPS), DataBytesPerSec: val(e.DataMBPerSec) * mib})
 }
 
 // Dialect implements target.Target.
