@@ -94,7 +94,14 @@ func TestCommitFlushVerdict(t *testing.T) {
 				fs, rs := syncsPerReq(full), syncsPerReq(relaxed)
 				t.Logf("%s: full %.0f req/s, %q, flush share %.0f%% (the host's fsync probe: %.0f%%), %.2f syncs/request; relaxed %.0f req/s, %q, %.3f syncs/request",
 					ec.name, rate(full), b, share, 100*probe, fs, rate(relaxed), rb, rs)
-				if probe >= 0.6 {
+				// The probe times a write and an fdatasync of a file (on
+				// ext4 a journal write too); a log written with O_DIRECT
+				// (MariaDB) waits for the device's cache flush alone, so
+				// there the probe overstates what a commit waits (CI,
+				// 2026-11-27: probe 62%, the device's flushes 38%,
+				// relaxed ×1.74, i.e. flushes about 42% of a request).
+				direct, _ := full["target"].(map[string]any)["log_direct_io"].(bool)
+				if probe >= 0.6 && !direct {
 					t.Fatalf("full durability: bottleneck %q although the host's fsync probe puts the flushes at %.0f%% of each request's time; evidence: %q", b, 100*probe, ev)
 				}
 				if fs < 0.8 || fs > 1.5 || rs > fs/3 || rb == "commit-flush" {
