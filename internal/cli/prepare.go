@@ -42,7 +42,7 @@ func (e *env) prepareCmd() *cobra.Command {
 		cmd := &cobra.Command{
 			Use:     name + " [flags]",
 			Short:   "prepare " + name,
-			Long:    long,
+			Long:    long + docSection(meta),
 			Example: fmt.Sprintf("  ceiling prepare %s --db sqlite:/tmp/bench.db", name),
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,6 +105,11 @@ table and, if ceiling created the file, the database file itself.`,
 			Example: fmt.Sprintf("  ceiling cleanup %s --db sqlite:/tmp/bench.db", name),
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if v, ok := w.(workload.CleanupValidator); ok {
+					if err := v.ValidateCleanup(); err != nil {
+						return &UsageError{Err: err}
+					}
+				}
 				ctx := cmd.Context()
 				t, err := e.openExisting(ctx, f)
 				if errors.Is(err, target.ErrNoDatabase) {

@@ -173,7 +173,7 @@ that names its log directory (PostgreSQL: to a superuser), in the temporary
 directory or the --out directory, whichever is on the log's file system; a
 probe known to be on another file system (a tmpfs /tmp) is not used for the
 estimate. Point --probe-dir at the server's log device for a better
-estimate; --no-probe skips it.`,
+estimate; --no-probe skips it.` + docSection(meta),
 		Example: example,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -223,6 +223,15 @@ estimate; --no-probe skips it.`,
 	}
 	f.open.bind(fs)
 	return cmd
+}
+
+// docSection is a workload's own help section (Meta.Doc), after a blank
+// line, or "".
+func docSection(m workload.Meta) string {
+	if m.Doc == "" {
+		return ""
+	}
+	return "\n\n" + m.Doc
 }
 
 // defaultIsolate is how long each operation type of a mixed workload runs
@@ -306,6 +315,8 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		errs = append(errs, err)
 	} else if err := workload.CheckThreads(w, f.threads); err != nil {
 		errs = append(errs, err)
+	} else if len(w.Ops()) < 2 {
+		f.isolate = 0 // one operation (a custom file's only request): the run measured it alone
 	}
 	if fs.Changed("probe-dir") {
 		if f.noProbe {

@@ -22,7 +22,10 @@ type Meta struct {
 	// RunExamples, when set, replaces the generic examples of
 	// `ceiling run NAME --help` (indented lines, as cobra prints them).
 	RunExamples string
-	New         func() Workload
+	// Doc, when set, is a further section of the help of `ceiling run
+	// NAME` and `ceiling prepare NAME` (a custom workload's file format).
+	Doc string
+	New func() Workload
 }
 
 // Workload is one kind of test. An instance is configured through Flags,
@@ -70,6 +73,13 @@ type Result struct {
 // every existing ceiling table the workload owns, besides Tables().
 type TableOwner interface {
 	OwnsTable(name string) bool
+}
+
+// CleanupValidator is implemented by workloads whose tables cleanup can
+// only name after reading their configuration (a custom workload's file):
+// cleanup calls ValidateCleanup before Tables.
+type CleanupValidator interface {
+	ValidateCleanup() error
 }
 
 // ExtraDropper is implemented by workloads that may leave objects other

@@ -4,6 +4,7 @@ package all
 import (
 	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/bulkload"
+	"github.com/ceiling-db/ceiling/internal/workload/custom"
 	"github.com/ceiling-db/ceiling/internal/workload/directsel"
 	"github.com/ceiling-db/ceiling/internal/workload/indsel"
 	"github.com/ceiling-db/ceiling/internal/workload/insdel"
@@ -16,5 +17,5 @@ import (
 
 // Registry returns the workloads in the order `ceiling workloads` lists them.
 func Registry() workload.Registry {
-	return workload.Registry{insdel.Meta, directsel.Meta, indsel.Meta, updates.Meta, mixed.Meta, seqsel.Meta, bulkload.Meta, singleins.Meta, tpcc.Meta}
+	return workload.Registry{insdel.Meta, directsel.Meta, indsel.Meta, updates.Meta, mixed.Meta, seqsel.Meta, bulkload.Meta, singleins.Meta, tpcc.Meta, custom.Meta}
 }

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCustomRun: `ceiling run custom --file F` runs a user's file like a
+// built-in workload (per-request operations named after the file's
+// requests, the file named in the result, MB/min not measured), one
+// request needs no --isolate, and cleanup without --file drops every
+// custom table ceiling made (here: the file goes with them).
+func TestCustomRun(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "c.db")
+	file := filepath.Join(dir, "kv.yaml")
+	spec := `description: key-value puts and gets
+tables:
+  - name: kv
+    rows: 500
+    columns:
+      - {name: k, type: integer primary key, load: seq}
+      - {name: v, type: text, load: text 5 20}
+requests:
+  - name: get
+    weight: 3
+    sql: SELECT v FROM {kv} WHERE k = ?
+    args: [row kv]
+  - name: put
+    sql: UPDATE {kv} SET v = ? WHERE k = ?
+    args: [text 5 20, row kv]
+`
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "res")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "custom", "--file", file, "--db", db, "--ops", "400", "-c", "2", "--no-probe", "--isolate", "0", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r, _ := readResult(t, out)
+	if r.Workload.Name != "custom" || r.Workload.Params["file"] != file || r.Workload.Params["sha256"] == nil {
+		t.Fatalf("workload %q, params %v: want custom with the file and its sum", r.Workload.Name, r.Workload.Params)
+	}
+	get, put := r.Summary.ByOp["get"], r.Summary.ByOp["put"]
+	if r.Summary.Requests != 400 || get.Requests+put.Requests != 400 || get.Requests <= put.Requests {
+		t.Fatalf("requests %d: get %d, put %d (weights 3:1)", r.Summary.Requests, get.Requests, put.Requests)
+	}
+	if get.Rows != get.Requests || put.Rows != put.Requests || r.Summary.Errors != 0 {
+		t.Fatalf("every get returns its row and every put changes one: get %d rows in %d, put %d rows in %d, %d errors", get.Rows, get.Requests, put.Rows, put.Requests, r.Summary.Errors)
+	}
+	if !strings.Contains(stdout, "MB/min") || r.Summary.MBPerMin != 0 {
+		t.Fatalf("MB/min must be n/a (not measured): %v", r.Summary.MBPerMin)
+	}
+
+	// One request: the run is that request alone, nothing to isolate.
+	one := filepath.Join(dir, "one.yaml")
+	if err := os.WriteFile(one, []byte(strings.SplitN(spec, "  - name: put", 2)[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "custom", "--file", one, "--db", db, "--ops", "50", "--no-probe", "--out", out)
+	if code != 0 || strings.Contains(stdout, "alone") {
+		t.Fatalf("one request: exit %d, and no operation runs alone\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	code, _, stderr = runCLI(t, context.Background(), "run", "custom", "--db", db)
+	if code != 2 || !strings.Contains(stderr, "custom needs --file") {
+		t.Fatalf("without --file: exit %d, %q", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, context.Background(), "cleanup", "custom", "--db", db)
+	if code != 0 || !strings.Contains(stdout, "dropped ceiling_u_kv") {
+		t.Fatalf("cleanup: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.db")); !os.IsNotExist(err) {
+		t.Fatalf("cleanup left the database ceiling created: %v", err)
+	}
+}

@@ -1,0 +1,505 @@
+// Package custom implements the custom workload: tables and weighted
+// requests read from a YAML file the user writes (as pgbench -f or a
+// sysbench script do), measured and diagnosed like the built-in workloads.
+//
+// The file declares tables, which prepare creates in ceiling's namespace
+// (table orders is ceiling.u_orders on PostgreSQL, ceiling_u_orders
+// elsewhere; the u_ keeps them apart from the built-in workloads' tables)
+// and loads from generators, and requests: one statement, or a transaction
+// of several, with ? placeholders filled by generators. In SQL, {orders}
+// names the file's table orders. Requests may not be DDL; what else a
+// statement touches is as the user wrote it.
+package custom
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// Meta registers the workload.
+var Meta = workload.Meta{
+	Name:        "custom",
+	Description: "your own tables and weighted SQL requests, from a YAML file (--file)",
+	RunExamples: `  ceiling run custom --file examples/custom/orders.yaml
+  ceiling run custom --file orders.yaml -c 8 -T 60s --db postgres://postgres@localhost/postgres
+  ceiling run custom --file orders.yaml --rates 100:1000:100 --step 20s -c 8
+  ceiling prepare custom --file orders.yaml --db mysql://root@127.0.0.1:3306/test   # the tables, to look at`,
+	Doc: `The file (YAML) declares tables and requests:
+
+  description: orders and lookups
+  tables:
+    - name: orders                  # ceiling.u_orders / ceiling_u_orders; {orders} in SQL
+      rows: 10000                   # loaded by prepare (and afresh by each run)
+      columns:
+        - {name: id, type: bigint primary key, load: seq}
+        - {name: customer, type: int not null, load: int 1 500}
+        - {name: note, type: varchar(80), load: text 10 80}
+      indexes: [customer]
+  requests:
+    - name: new-order               # an operation of the result
+      weight: 20                    # drawn in proportion (default 1)
+      sql: INSERT INTO {orders} (id, customer, note) VALUES (?, ?, ?)
+      args: [next orders, int 1 500, text 10 80]
+    - name: lookup
+      weight: 80
+      sql: SELECT id, note FROM {orders} WHERE customer = ?
+      args: [int 1 500]
+    - name: move                    # several statements in one transaction
+      transaction:
+        - sql: UPDATE {orders} SET customer = ? WHERE id = ?
+          args: [int 1 500, row orders]
+
+Generators (load: and args:): seq (loading: 1 … rows), next TABLE (new ids
+after the loaded rows, shared by the workers), row TABLE (a loaded row's
+number), int A B, float A B [DECIMALS], text A B (letters), now, null.
+A type or sql may differ per engine: {postgres: …, mysql: …, sqlite: …,
+default: …}. Placeholders are ? on every engine. A request returns rows
+(counted as rows/s) when it is a SELECT, WITH, VALUES or has RETURNING;
+otherwise its affected rows are counted. Requests may not be DDL; ceiling
+creates, loads and drops only the file's tables, and runs the statements
+as written. MB/min is not measured (the data volume of your statements is
+not known). examples/custom/orders.yaml in the source is a fuller example.`,
+	New: func() workload.Workload { return &Custom{} },
+}
+
+// TablePrefix is put before the file's table names, inside ceiling's
+// namespace.
+const TablePrefix = "u_"
+
+// Custom is the custom workload.
+type Custom struct {
+	Path string // --file
+	Seed uint64 // --seed
+
+	spec *Spec
+	sum  string         // sha256 of the file, hex, first 12
+	next []atomic.Int64 // per table: the last id handed out by next TABLE
+	solo int            // Isolate: 1 + the only request to run, 0 for the mix
+}
+
+var (
+	_ workload.Workload     = (*Custom)(nil)
+	_ workload.NoByteCounts = (*Custom)(nil)
+	_ workload.Isolator     = (*Custom)(nil)
+	_ workload.TableOwner   = (*Custom)(nil)
+)
+
+// Flags implements workload.Workload.
+func (c *Custom) Flags(fs *pflag.FlagSet) {
+	fs.StringVarP(&c.Path, "file", "f", "", "the workload file (YAML: tables and weighted requests; see examples/custom/)")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed for the loaded rows, the requests' arguments and their choice")
+}
+
+// Validate implements workload.Workload: it reads and checks the file.
+func (c *Custom) Validate() error {
+	if c.Path == "" {
+		return errors.New("custom needs --file FILE: a YAML file of tables and weighted requests (see examples/custom/orders.yaml)")
+	}
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("--file %s: %w", c.Path, err)
+	}
+	spec, err := Parse(data)
+	if err != nil {
+		return fmt.Errorf("--file %s: %s", c.Path, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	sum := sha256.Sum256(data)
+	c.spec, c.sum = spec, hex.EncodeToString(sum[:])[:12]
+	c.next = make([]atomic.Int64, len(spec.tables))
+	return nil
+}
+
+// ValidateCleanup implements workload.CleanupValidator: with --file,
+// cleanup drops the file's tables; without, every table of a custom
+// workload (OwnsTable), whatever file made it.
+func (c *Custom) ValidateCleanup() error {
+	if c.Path == "" {
+		return nil
+	}
+	return c.Validate()
+}
+
+// OwnsTable implements workload.TableOwner: without a file, every custom
+// workload's table (for cleanup).
+func (c *Custom) OwnsTable(name string) bool {
+	return c.spec == nil && strings.HasPrefix(name, TablePrefix)
+}
+
+// NoByteCounts implements workload.NoByteCounts: the data volume of a
+// user's statements is not known.
+func (*Custom) NoByteCounts() {}
+
+// Params implements workload.Workload.
+func (c *Custom) Params() map[string]any {
+	p := map[string]any{"file": c.Path, "seed": c.Seed}
+	if c.spec == nil {
+		return p
+	}
+	p["sha256"] = c.sum
+	if d := strings.TrimSpace(c.spec.File.Description); d != "" {
+		p["description"] = d
+	}
+	var tables, reqs []string
+	for _, tb := range c.spec.tables {
+		tables = append(tables, fmt.Sprintf("%s %d rows", tb.spec.Name, tb.spec.Rows))
+	}
+	for _, r := range c.spec.requests {
+		kind := "statement"
+		if r.txn {
+			kind = fmt.Sprintf("transaction of %d statements", len(r.stmts))
+		}
+		reqs = append(reqs, fmt.Sprintf("%s ×%g (%s)", r.spec.Name, r.spec.weight(), kind))
+	}
+	p["tables"] = strings.Join(tables, ", ")
+	p["requests"] = strings.Join(reqs, ", ")
+	return p
+}
+
+// Ops implements workload.Workload: the requests' names.
+func (c *Custom) Ops() []string {
+	if c.spec == nil {
+		return nil
+	}
+	ops := make([]string, len(c.spec.requests))
+	for i, r := range c.spec.requests {
+		ops[i] = r.spec.Name
+	}
+	return ops
+}
+
+// Tables implements workload.Workload.
+func (c *Custom) Tables() []string {
+	if c.spec == nil {
+		return nil
+	}
+	var out []string
+	for _, tb := range c.spec.tables {
+		out = append(out, TablePrefix+tb.spec.Name)
+	}
+	return out
+}
+
+// Prepare implements workload.Workload: it creates the file's tables and
+// their indexes and loads their rows.
+func (c *Custom) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	if c.spec == nil {
+		return errors.New("custom: the file was not read (Validate)")
+	}
+	engine := t.Dialect().Engine
+	// Every statement must have SQL for this engine before anything is
+	// created.
+	for _, r := range c.spec.requests {
+		for _, st := range r.stmts {
+			if _, ok := st.sql.For(engine); !ok {
+				return fmt.Errorf("%s has no sql for %s (give one for %s, or a default)", st.where, engine, engine)
+			}
+		}
+	}
+	for _, tb := range c.spec.tables {
+		var cols []string
+		for _, col := range tb.spec.Columns {
+			typ, ok := col.Type.For(engine)
+			if !ok {
+				return fmt.Errorf("table %s, column %s has no type for %s (give one for %s, or a default)", tb.spec.Name, col.Name, engine, engine)
+			}
+			cols = append(cols, col.Name+" "+typ)
+		}
+		name := TablePrefix + tb.spec.Name
+		if err := t.Schema().CreateTable(ctx, name, strings.Join(cols, ", ")); err != nil {
+			return fmt.Errorf("create table %s: %w", tb.spec.Name, err)
+		}
+		if err := c.load(ctx, t, tb, progress); err != nil {
+			return err
+		}
+		for k, ix := range tb.spec.Indexes {
+			if err := t.Schema().CreateIndex(ctx, name, fmt.Sprintf("%s_ix%d", name, k+1), ix); err != nil {
+				return fmt.Errorf("table %s: index (%s): %w", tb.spec.Name, ix, err)
+			}
+		}
+		c.next[tb.index].Store(tb.spec.Rows)
+	}
+	return nil
+}
+
+// loadChunk is how many rows one bulk call loads (one transaction, a
+// progress line between calls when the load takes a while).
+const loadChunk = 50_000
+
+// rowsLoader is the whole-table load path of the server targets (COPY in
+// text format, LOAD DATA): the server converts each value to its column's
+// type, as it would a literal.
+type rowsLoader interface {
+	LoadRows(ctx context.Context, table string, cols []string, rows target.RowSource) (int64, error)
+}
+
+func (c *Custom) load(ctx context.Context, t target.Target, tb *table, progress io.Writer) error {
+	n := tb.spec.Rows
+	if n == 0 {
+		return nil
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var bulk func(context.Context, string, []string, target.RowSource) (int64, error)
+	switch l := conn.(type) {
+	case rowsLoader:
+		bulk = l.LoadRows
+	case target.BulkInserter:
+		bulk = l.BulkInsert
+	default:
+		return fmt.Errorf("load %s: the %s target has no bulk load path", tb.spec.Name, t.Dialect().Engine)
+	}
+	cols := make([]string, len(tb.spec.Columns))
+	for i, col := range tb.spec.Columns {
+		cols[i] = col.Name
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, uint64(tb.index)+1<<32))
+	src := &genRows{gens: tb.gens, rng: rng, pool: letterPool(rng, poolSize), vals: make([]any, len(tb.gens))}
+	name := TablePrefix + tb.spec.Name
+	start, last := time.Now(), time.Now()
+	for first := int64(1); first <= n; first += loadChunk {
+		src.next, src.last = first, min(first+loadChunk-1, n)
+		got, err := bulk(ctx, name, cols, src)
+		if err != nil {
+			return fmt.Errorf("load %s at row %d: %w", tb.spec.Name, src.next, err)
+		}
+		if want := src.last - first + 1; got != want {
+			return fmt.Errorf("load %s: %d of %d rows from %d loaded", tb.spec.Name, got, want, first)
+		}
+		if done := src.last; progress != nil && done < n && time.Since(last) >= 2*time.Second {
+			last = time.Now()
+			fmt.Fprintf(progress, "  loading %s: %d/%d rows (%.0f%%), %.0f rows/s\n", tb.spec.Name, done, n, 100*float64(done)/float64(n), float64(done)/time.Since(start).Seconds())
+		}
+	}
+	return nil
+}
+
+// genRows is a target.RowSource of rows next … last of a table, each
+// column's value from its generator.
+type genRows struct {
+	gens       []gen
+	rng        *rand.Rand
+	pool       string
+	vals       []any
+	next, last int64
+}
+
+func (g *genRows) Next() bool {
+	if g.next > g.last {
+		return false
+	}
+	for i := range g.gens {
+		gn := &g.gens[i]
+		switch gn.kind {
+		case genSeq:
+			g.vals[i] = g.next
+		case genRow:
+			g.vals[i] = 1 + g.rng.Int64N(gn.table.spec.Rows)
+		case genInt:
+			g.vals[i] = gn.int(g.rng)
+		case genFloat:
+			g.vals[i] = gn.float(g.rng)
+		case genText:
+			g.vals[i] = gn.text(g.rng, g.pool)
+		case genNow:
+			g.vals[i] = time.Now().UTC()
+		default:
+			g.vals[i] = nil
+		}
+	}
+	g.next++
+	return true
+}
+
+func (g *genRows) Values() ([]any, error) { return g.vals, nil }
+func (g *genRows) Err() error             { return nil }
+
+// NewWorker implements workload.Workload.
+func (c *Custom) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
+	if c.spec == nil {
+		return nil, errors.New("custom: the file was not read (Validate)")
+	}
+	d := t.Dialect()
+	rng := rand.New(rand.NewPCG(c.Seed, uint64(id)))
+	w := &worker{c: c, conn: conn, rng: rng, pool: letterPool(rng, poolSize), weights: c.spec.weights, solo: c.solo}
+	for _, r := range c.spec.requests {
+		wr := wreq{txn: r.txn}
+		for _, st := range r.stmts {
+			text, ok := st.sql.For(d.Engine)
+			if !ok {
+				return nil, fmt.Errorf("%s has no sql for %s", st.where, d.Engine)
+			}
+			sql, err := rewrite(text, func(name string) (string, bool) {
+				return d.Table(TablePrefix + name), true
+			}, d.Placeholder)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", st.where, err)
+			}
+			ws := wstmt{sql: sql, gens: st.gens, slots: make([]slot, len(st.gens)), args: make([]any, len(st.gens))}
+			ws.query = returnsRows(sql)
+			for k := range ws.gens {
+				ws.args[k] = ws.slots[k].arg(&ws.gens[k])
+			}
+			wr.stmts = append(wr.stmts, ws)
+		}
+		w.reqs = append(w.reqs, wr)
+	}
+	return w, nil
+}
+
+// returnsRows says whether a statement is read with Query (its rows
+// counted) rather than Exec (its affected rows counted): SELECT, WITH,
+// VALUES, SHOW, and anything with RETURNING.
+func returnsRows(sql string) bool {
+	f := strings.Fields(strings.ToLower(sql))
+	if len(f) == 0 {
+		return false
+	}
+	switch strings.TrimLeft(f[0], "(") {
+	case "select", "with", "values", "show", "table", "explain":
+		return true
+	}
+	for _, w := range f {
+		if w == "returning" {
+			return true
+		}
+	}
+	return false
+}
+
+type worker struct {
+	c       *Custom
+	conn    target.Conn
+	rng     *rand.Rand
+	pool    string
+	weights []float64
+	reqs    []wreq
+	solo    int
+}
+
+type wreq struct {
+	txn   bool
+	stmts []wstmt
+}
+
+type wstmt struct {
+	sql   string
+	query bool
+	gens  []gen
+	slots []slot
+	args  []any
+}
+
+// Do implements workload.Worker: one request of the mix, drawn by weight.
+func (w *worker) Do(ctx context.Context) (workload.Result, error) {
+	op := w.solo - 1
+	if op < 0 {
+		x := w.rng.Float64()
+		op = 0
+		for op < len(w.weights)-1 && x >= w.weights[op] {
+			op++
+		}
+	}
+	r := &w.reqs[op]
+	res := workload.Result{Op: op}
+	if r.txn {
+		if err := w.conn.Begin(ctx); err != nil {
+			return res, err
+		}
+	}
+	for i := range r.stmts {
+		n, err := w.exec(ctx, &r.stmts[i])
+		if err != nil {
+			if r.txn {
+				_ = w.conn.Rollback(context.WithoutCancel(ctx))
+			}
+			return res, err
+		}
+		res.Rows += n
+	}
+	if r.txn {
+		if err := w.conn.Commit(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// exec sets the statement's arguments and runs it, returning the rows it
+// affected or returned.
+func (w *worker) exec(ctx context.Context, st *wstmt) (int64, error) {
+	w.fill(st)
+	if !st.query {
+		return w.conn.Exec(ctx, st.sql, st.args...)
+	}
+	rows, err := w.conn.Query(ctx, st.sql, st.args...)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		_ = rows.Close()
+		return n, err
+	}
+	return n, rows.Close()
+}
+
+// fill draws the statement's arguments into its slots, without
+// allocating.
+func (w *worker) fill(st *wstmt) {
+	for k := range st.gens {
+		g, s := &st.gens[k], &st.slots[k]
+		switch g.kind {
+		case genNext:
+			s.i = w.c.next[g.table.index].Add(1)
+		case genRow:
+			s.i = 1 + w.rng.Int64N(g.table.spec.Rows)
+		case genInt:
+			s.i = g.int(w.rng)
+		case genFloat:
+			s.f = g.float(w.rng)
+		case genText:
+			s.s = g.text(w.rng, w.pool)
+		case genNow:
+			s.t = time.Now()
+		}
+	}
+}
+
+// Isolate implements workload.Isolator: workers made from now on run only
+// request op (-1: the mix).
+func (c *Custom) Isolate(op int) {
+	if c.spec == nil || op < 0 || op >= len(c.spec.requests) {
+		op = -1
+	}
+	c.solo = op + 1
+}
+
+// IsolationBudget implements workload.Isolator: no request of a file is
+// bounded by its data (a delete that finds nothing still runs).
+func (c *Custom) IsolationBudget(context.Context, target.Target, int, int) (int64, string, error) {
+	return 0, "", nil
+}

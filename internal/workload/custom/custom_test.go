@@ -1,0 +1,293 @@
+package custom
+
+import (
+	"context"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/engines"
+	"github.com/ceiling-db/ceiling/internal/testenv"
+	"github.com/ceiling-db/ceiling/internal/workload"
+)
+
+// example is the file shipped for users; the tests run it as they would.
+const example = "../../../examples/custom/orders.yaml"
+
+const okTables = `tables:
+  - name: t
+    rows: 10
+    columns:
+      - {name: id, type: int primary key, load: seq}
+      - {name: v, type: int, load: int 1 9}
+      - {name: n, type: int, load: null}
+  - name: empty
+    columns:
+      - {name: id, type: int primary key, load: seq}
+`
+
+// TestParseErrors: each mistake in a file is reported, naming where it
+// is; a good file parses.
+func TestParseErrors(t *testing.T) {
+	good := okTables + `requests:
+  - name: get
+    sql: SELECT v FROM {t} WHERE id = ?
+    args: [row t]
+`
+	if _, err := Parse([]byte(good)); err != nil {
+		t.Fatalf("good file: %v", err)
+	}
+	req := func(body string) string { return okTables + "requests:\n" + body }
+	cases := []struct{ name, file, want string }{
+		{"not yaml", "requests: [", "not a workload file"},
+		{"unknown field", req("  - name: a\n    sql: SELECT 1\n    wieght: 2\n"), `field wieght not found`},
+		{"no requests", okTables, "no requests"},
+		{"bad request name", req("  - name: Get\n    sql: SELECT 1\n"), `request Get: name "Get"`},
+		{"twice", req("  - name: a\n    sql: SELECT 1\n  - name: a\n    sql: SELECT 2\n"), "request a: declared twice"},
+		{"zero weight", req("  - name: a\n    weight: 0\n    sql: SELECT 1\n"), "weight must be above 0"},
+		{"no sql", req("  - name: a\n"), "request a: no sql"},
+		{"both", req("  - name: a\n    sql: SELECT 1\n    transaction:\n      - sql: SELECT 2\n"), "either sql"},
+		{"ddl", req("  - name: a\n    sql: drop table {t}\n"), "DROP statements are not requests"},
+		{"unknown table", req("  - name: a\n    sql: SELECT * FROM {other}\n"), "{other} is not a table of the file"},
+		{"placeholders", req("  - name: a\n    sql: SELECT * FROM {t} WHERE id = ? AND v = ?\n    args: [row t]\n"), "2 ? placeholders but 1 args"},
+		{"quoted ? is no placeholder", req("  - name: a\n    sql: SELECT '?' FROM {t} WHERE id = ?\n    args: [row t, int 1 2]\n"), "1 ? placeholders but 2 args"},
+		{"unterminated", req("  - name: a\n    sql: SELECT 'x FROM {t}\n"), "unterminated ' quote"},
+		{"seq in request", req("  - name: a\n    sql: SELECT ?\n    args: [seq]\n"), "seq numbers rows as they are loaded"},
+		{"row of empty", req("  - name: a\n    sql: SELECT ?\n    args: [row empty]\n"), "table empty loads no rows"},
+		{"row of unknown", req("  - name: a\n    sql: SELECT ?\n    args: [row nope]\n"), "nope is not a table of the file"},
+		{"bad generator", req("  - name: a\n    sql: SELECT ?\n    args: [gauss 1 2]\n"), "unknown generator"},
+		{"int order", req("  - name: a\n    sql: SELECT ?\n    args: [int 5 1]\n"), "A must not be above B"},
+		{"decimals", req("  - name: a\n    sql: SELECT ?\n    args: [float 1 2 x]\n"), "DECIMALS must be 0"},
+		{"text length", req("  - name: a\n    sql: SELECT ?\n    args: [text 1 100000]\n"), "lengths must be 0"},
+		{"engine key", req("  - name: a\n    sql: {oracle: SELECT 1 FROM dual}\n"), `"oracle" is not an engine`},
+		{"next in load", "tables:\n  - name: t\n    rows: 1\n    columns:\n      - {name: id, type: int, load: next t}\n" + "requests:\n  - name: a\n    sql: SELECT 1\n", "next TABLE is for requests"},
+		{"bad table name", "tables:\n  - name: T-1\n    columns:\n      - {name: id, type: int, load: seq}\nrequests:\n  - name: a\n    sql: SELECT 1\n", `table T-1: name "T-1"`},
+		{"no load", "tables:\n  - name: t\n    columns:\n      - {name: id, type: int}\nrequests:\n  - name: a\n    sql: SELECT 1\n", "no load generator"},
+		{"index column", "tables:\n  - name: t\n    columns:\n      - {name: id, type: int, load: seq}\n    indexes: [idd]\nrequests:\n  - name: a\n    sql: SELECT 1\n", "names idd, which is not a column"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.file))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestRewrite: {table} names and ? placeholders are replaced outside
+// quotes and comments only; PostgreSQL gets $1, $2 ….
+func TestRewrite(t *testing.T) {
+	in := "SELECT '{t}?', \"a?\", ? FROM {t} -- ? {t}\nWHERE a = ? /* ? */ AND b = 'it''s ?'"
+	d := target.Dialect{Engine: "postgres", Prefix: "ceiling.", Dollar: true}
+	got, err := rewrite(in, func(n string) (string, bool) { return d.Table(TablePrefix + n), true }, d.Placeholder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "SELECT '{t}?', \"a?\", $1 FROM ceiling.u_t -- ? {t}\nWHERE a = $2 /* ? */ AND b = 'it''s ?'"
+	if got != want {
+		t.Fatalf("rewrite:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestReturnsRows: which statements are read as rows.
+func TestReturnsRows(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT 1": true, " (select 1)": true, "WITH x AS (SELECT 1) SELECT * FROM x": true,
+		"INSERT INTO t VALUES (1) RETURNING id": true, "UPDATE t SET a = 1": false, "DELETE FROM t": false,
+	} {
+		if got := returnsRows(sql); got != want {
+			t.Errorf("returnsRows(%q) = %v", sql, got)
+		}
+	}
+}
+
+// TestGenerators: values stay in their ranges, floats are rounded to the
+// decimals asked, texts have the lengths asked.
+func TestGenerators(t *testing.T) {
+	spec, err := Parse([]byte(okTables + `requests:
+  - name: a
+    sql: SELECT ?, ?, ?, ?, ?, ?
+    args: [int -3 3, float 1 2 2, text 2 5, row t, next t, null]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Custom{spec: spec, next: make([]atomic.Int64, len(spec.tables))}
+	c.next[0].Store(10)
+	tg := openSQLite(t)
+	conn, err := tg.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	wk, err := c.NewWorker(context.Background(), tg, conn, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wk.(*worker)
+	st := &w.reqs[0].stmts[0]
+	seenLo, seenHi := false, false
+	for i := 0; i < 2000; i++ {
+		w.fill(st)
+		s := st.slots
+		if s[0].i < -3 || s[0].i > 3 {
+			t.Fatalf("int -3 3 gave %d", s[0].i)
+		}
+		seenLo, seenHi = seenLo || s[0].i == -3, seenHi || s[0].i == 3
+		if s[1].f < 1 || s[1].f > 2 || math.Abs(s[1].f*100-math.Round(s[1].f*100)) > 1e-9 {
+			t.Fatalf("float 1 2 2 gave %v", s[1].f)
+		}
+		if n := len(s[2].s); n < 2 || n > 5 || strings.Trim(s[2].s, letters) != "" {
+			t.Fatalf("text 2 5 gave %q", s[2].s)
+		}
+		if s[3].i < 1 || s[3].i > 10 {
+			t.Fatalf("row t gave %d", s[3].i)
+		}
+		if s[4].i != int64(11+i) {
+			t.Fatalf("next t gave %d, want %d", s[4].i, 11+i)
+		}
+		if st.args[5] != nil {
+			t.Fatalf("null gave %v", st.args[5])
+		}
+	}
+	if !seenLo || !seenHi {
+		t.Fatalf("int -3 3 never gave an end of its range (-3: %v, 3: %v)", seenLo, seenHi)
+	}
+	if allocs := testing.AllocsPerRun(200, func() { w.fill(st) }); allocs != 0 {
+		t.Fatalf("drawing a request's arguments allocates %.1f times", allocs)
+	}
+}
+
+func openSQLite(t *testing.T) target.Target {
+	t.Helper()
+	tg, err := engines.Open(context.Background(), target.Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "c.db"), Durability: target.DurabilityServer, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Close(context.Background()) })
+	return tg
+}
+
+// TestExampleOnEngines runs the shipped example on each engine as a run
+// would: prepare loads every declared row (seq numbering them 1 … rows,
+// row pointing at loaded rows), and one worker's requests follow the
+// weights, count their rows (an insert 1, the payment transaction 2, a
+// lookup at most its LIMIT) and leave one new order per insert.
+func TestExampleOnEngines(t *testing.T) {
+	engs := map[string]string{
+		"sqlite":   "sqlite:" + filepath.Join(t.TempDir(), "c.db"),
+		"postgres": testenv.Optional(t, testenv.PostgresEnv),
+		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
+	}
+	for name, dsn := range engs {
+		if dsn == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tg.Close(context.Background()) }()
+			c := &Custom{Path: example, Seed: 7}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Prepare(ctx, tg, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				bg := context.Background()
+				for _, tb := range c.Tables() {
+					if err := tg.Schema().DropTable(bg, tb); err != nil {
+						t.Errorf("drop %s: %v", tb, err)
+					}
+				}
+				if left, err := tg.Schema().Tables(bg); err == nil && len(left) == 0 {
+					_ = tg.Schema().DropAll(bg)
+				}
+			}()
+			conn, err := tg.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			d := tg.Dialect()
+			scalar := func(sql string) int64 {
+				t.Helper()
+				rows, err := conn.Query(ctx, sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var v int64
+				if !rows.Next() {
+					t.Fatalf("%s: no row", sql)
+				}
+				if err := rows.Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			orders := d.Table(TablePrefix + "orders")
+			if n := scalar("SELECT COUNT(*) FROM " + d.Table(TablePrefix+"customers")); n != 1000 {
+				t.Fatalf("customers: %d rows loaded, want 1000", n)
+			}
+			if n, hi := scalar("SELECT COUNT(*) FROM "+orders), scalar("SELECT MAX(id) FROM "+orders); n != 20000 || hi != 20000 {
+				t.Fatalf("orders: %d rows, max id %d; want 20000 numbered 1 … 20000", n, hi)
+			}
+			if hi := scalar("SELECT MAX(customer) FROM " + orders); hi < 1 || hi > 1000 {
+				t.Fatalf("orders.customer up to %d: row customers must draw 1 … 1000", hi)
+			}
+			wk, err := c.NewWorker(ctx, tg, conn, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops := c.Ops()
+			counts := make([]int, len(ops))
+			const n = 1000
+			for i := 0; i < n; i++ {
+				r, err := wk.Do(ctx)
+				if err != nil {
+					t.Fatalf("request %d (%s): %v", i, ops[r.Op], err)
+				}
+				counts[r.Op]++
+				switch ops[r.Op] {
+				case "new-order":
+					if r.Rows != 1 {
+						t.Fatalf("new-order: %d rows, want 1", r.Rows)
+					}
+				case "payment":
+					if r.Rows != 2 {
+						t.Fatalf("payment: %d rows, want 2 (one update, one insert)", r.Rows)
+					}
+				case "by-customer":
+					if r.Rows < 0 || r.Rows > 10 {
+						t.Fatalf("by-customer: %d rows, want 0 … 10 (LIMIT 10)", r.Rows)
+					}
+				}
+			}
+			// Weights 30/60/10 over 1000 draws: far outside ±6 standard
+			// deviations means the draw is wrong.
+			for i, want := range []float64{0.3, 0.6, 0.1} {
+				sd := math.Sqrt(n * want * (1 - want))
+				if math.Abs(float64(counts[i])-n*want) > 6*sd {
+					t.Errorf("%s: %d of %d requests, want about %.0f", ops[i], counts[i], n, n*want)
+				}
+			}
+			if got, want := scalar("SELECT COUNT(*) FROM "+orders), int64(20000+counts[0]+counts[2]); got != want {
+				t.Fatalf("orders after the requests: %d rows, want %d (one per new-order and payment)", got, want)
+			}
+		})
+	}
+}
+
+var _ workload.Worker = (*worker)(nil)

@@ -1,0 +1,202 @@
+package custom
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A gen makes one value: a column's while its table loads, or a
+// statement's argument for each request.
+//
+//	seq          (load) the row's number, 1 … rows
+//	next T       (requests) a new id of table T: rows(T)+1, +2 … shared by the workers
+//	row T        a row number of T drawn uniformly from 1 … rows(T)
+//	int A B      an integer drawn uniformly from A … B
+//	float A B    a float drawn uniformly from [A, B)
+//	float A B D  the same rounded to D decimals (for a decimal column: MySQL
+//	             warns about, and the load refuses, digits the column drops)
+//	text A B     A … B random letters
+//	now          the current time
+//	null         NULL
+type gen struct {
+	kind     genKind
+	lo, hi   int64
+	flo, fhi float64
+	scale    float64 // float A B D: 10^D; 0 for no rounding
+	table    *table  // next, row
+}
+
+type genKind uint8
+
+const (
+	genSeq genKind = iota
+	genNext
+	genRow
+	genInt
+	genFloat
+	genText
+	genNow
+	genNull
+)
+
+// maxText is the longest text a generator makes.
+const maxText = 8000
+
+const genHelp = "seq, next TABLE, row TABLE, int A B, float A B [DECIMALS], text A B, now or null"
+
+func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return gen{}, fmt.Errorf("empty generator: use %s", genHelp)
+	}
+	want := func(n int, form string) error {
+		if len(f) != n {
+			return fmt.Errorf("%q: expected %s", s, form)
+		}
+		return nil
+	}
+	tableOf := func(form string) (*table, error) {
+		if err := want(2, form); err != nil {
+			return nil, err
+		}
+		tb := tables[f[1]]
+		if tb == nil {
+			return nil, fmt.Errorf("%q: %s is not a table of the file", s, f[1])
+		}
+		return tb, nil
+	}
+	ints := func(form string) (int64, int64, error) {
+		if err := want(3, form); err != nil {
+			return 0, 0, err
+		}
+		a, err1 := strconv.ParseInt(f[1], 10, 64)
+		b, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0, 0, fmt.Errorf("%q: A and B must be integers", s)
+		}
+		if a > b {
+			return 0, 0, fmt.Errorf("%q: A must not be above B", s)
+		}
+		return a, b, nil
+	}
+	switch f[0] {
+	case "seq":
+		if !load {
+			return gen{}, fmt.Errorf("seq numbers rows as they are loaded; a request takes next TABLE (a new id) or row TABLE (a loaded one)")
+		}
+		return gen{kind: genSeq}, want(1, "seq")
+	case "next":
+		if load {
+			return gen{}, fmt.Errorf("next TABLE is for requests (new ids after the loaded rows); a loaded row takes seq")
+		}
+		tb, err := tableOf("next TABLE")
+		return gen{kind: genNext, table: tb}, err
+	case "row":
+		tb, err := tableOf("row TABLE")
+		if err == nil && tb.spec.Rows <= 0 {
+			err = fmt.Errorf("%q: table %s loads no rows to draw from", s, tb.spec.Name)
+		}
+		return gen{kind: genRow, table: tb}, err
+	case "int":
+		a, b, err := ints("int A B")
+		if err == nil && b-a < 0 { // overflow: the range does not fit
+			err = fmt.Errorf("%q: range too wide", s)
+		}
+		return gen{kind: genInt, lo: a, hi: b}, err
+	case "float":
+		if len(f) != 3 && len(f) != 4 {
+			return gen{}, fmt.Errorf("%q: expected float A B, or float A B DECIMALS", s)
+		}
+		a, err1 := strconv.ParseFloat(f[1], 64)
+		b, err2 := strconv.ParseFloat(f[2], 64)
+		if err1 != nil || err2 != nil || a > b || math.IsInf(a, 0) || math.IsInf(b, 0) {
+			return gen{}, fmt.Errorf("%q: A and B must be numbers, A not above B", s)
+		}
+		g := gen{kind: genFloat, flo: a, fhi: b}
+		if len(f) == 4 {
+			d, err := strconv.Atoi(f[3])
+			if err != nil || d < 0 || d > 15 {
+				return gen{}, fmt.Errorf("%q: DECIMALS must be 0 … 15", s)
+			}
+			g.scale = math.Pow10(d)
+		}
+		return g, nil
+	case "text":
+		a, b, err := ints("text A B")
+		if err == nil && (a < 0 || b > maxText) {
+			err = fmt.Errorf("%q: lengths must be 0 … %d", s, maxText)
+		}
+		return gen{kind: genText, lo: a, hi: b}, err
+	case "now":
+		return gen{kind: genNow}, want(1, "now")
+	case "null":
+		return gen{kind: genNull}, want(1, "null")
+	}
+	return gen{}, fmt.Errorf("%q: unknown generator: use %s", s, genHelp)
+}
+
+// letters are what text values are cut from: each worker holds a random
+// string of them and takes substrings (which share its memory), so a
+// request allocates nothing for its text.
+const letters = "abcdefghijklmnopqrstuvwxyz"
+
+func letterPool(rng *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = letters[rng.IntN(len(letters))]
+	}
+	return string(b)
+}
+
+// poolSize is the length of a worker's letter pool.
+const poolSize = 1<<16 + maxText
+
+func (g *gen) int(rng *rand.Rand) int64 {
+	if g.hi == g.lo {
+		return g.lo
+	}
+	return g.lo + int64(rng.Uint64N(uint64(g.hi-g.lo)+1))
+}
+
+func (g *gen) float(rng *rand.Rand) float64 {
+	v := g.flo + rng.Float64()*(g.fhi-g.flo)
+	if g.scale > 0 {
+		v = math.Round(v*g.scale) / g.scale
+	}
+	return v
+}
+
+func (g *gen) text(rng *rand.Rand, pool string) string {
+	n := int(g.int(rng))
+	off := rng.IntN(len(pool) - n + 1)
+	return pool[off : off+n]
+}
+
+// slot holds one argument's current value; the statement's args point
+// into it, so that a request's arguments are set without allocating.
+type slot struct {
+	i int64
+	f float64
+	s string
+	t time.Time
+}
+
+// arg returns the argument that sends s's value for g: a pointer into s
+// (target.Conn sends the pointed-to value), or nil for NULL.
+func (s *slot) arg(g *gen) any {
+	switch g.kind {
+	case genNext, genRow, genInt, genSeq:
+		return &s.i
+	case genFloat:
+		return &s.f
+	case genText:
+		return &s.s
+	case genNow:
+		return &s.t
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package custom
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// File is a workload file as written: the tables ceiling creates and
+// loads, and the weighted requests the workers send.
+type File struct {
+	Description string        `yaml:"description"`
+	Tables      []TableSpec   `yaml:"tables"`
+	Requests    []RequestSpec `yaml:"requests"`
+}
+
+// TableSpec is one table of the file. Its rows are loaded by prepare, row
+// by row from the columns' load generators.
+type TableSpec struct {
+	Name    string       `yaml:"name"`
+	Rows    int64        `yaml:"rows"`
+	Columns []ColumnSpec `yaml:"columns"`
+	// Indexes are the column lists of secondary indexes ("customer",
+	// "customer, placed").
+	Indexes []string `yaml:"indexes"`
+}
+
+// ColumnSpec is one column: its SQL type (with constraints, e.g. "bigint
+// primary key"), per engine where they differ, and the generator of its
+// values when the table is loaded.
+type ColumnSpec struct {
+	Name string    `yaml:"name"`
+	Type PerEngine `yaml:"type"`
+	Load yaml.Node `yaml:"load"` // a generator; read with loadGen
+}
+
+// RequestSpec is one kind of request: one statement (SQL with Args) run on
+// its own, or a Transaction of several run between BEGIN and COMMIT.
+type RequestSpec struct {
+	Name        string     `yaml:"name"`
+	Weight      *float64   `yaml:"weight"`
+	SQL         PerEngine  `yaml:"sql"`
+	Args        Gens       `yaml:"args"`
+	Transaction []StmtSpec `yaml:"transaction"`
+}
+
+// StmtSpec is one statement of a transaction.
+type StmtSpec struct {
+	SQL  PerEngine `yaml:"sql"`
+	Args Gens      `yaml:"args"`
+}
+
+// loadGen is a column's load generator as written ("" when none); a
+// bare null (which YAML reads as no value) is the null generator.
+func loadGen(n *yaml.Node) (string, error) {
+	switch {
+	case n.Kind == 0:
+		return "", nil
+	case n.Kind != yaml.ScalarNode:
+		return "", fmt.Errorf("line %d: a generator is one text, e.g. int 1 10", n.Line)
+	case n.Tag == "!!null":
+		return "null", nil
+	}
+	return n.Value, nil
+}
+
+// Gens is a list of generators as written. YAML would read a bare null
+// (or ~) as no value at all: it is the null generator.
+type Gens []string
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (g *Gens) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("line %d: args must be a list of generators, e.g. [row orders, int 1 10]", n.Line)
+	}
+	out := make(Gens, len(n.Content))
+	for i, c := range n.Content {
+		if c.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: a generator is one text, e.g. int 1 10", c.Line)
+		}
+		out[i] = c.Value
+		if c.Tag == "!!null" && c.Value != "" {
+			out[i] = "null"
+		}
+	}
+	*g = out
+	return nil
+}
+
+// PerEngine is SQL text that may differ between engines: one string for
+// every engine, or a mapping from engine (postgres, mysql, sqlite; default
+// for the others) to text.
+type PerEngine map[string]string
+
+// engineKeys are the keys a PerEngine mapping may use.
+var engineKeys = []string{"postgres", "mysql", "sqlite", "default"}
+
+const anyEngine = "default"
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (p *PerEngine) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*p = PerEngine{anyEngine: n.Value}
+		return nil
+	case yaml.MappingNode:
+		m := map[string]string{}
+		if err := n.Decode(&m); err != nil {
+			return err
+		}
+		for k := range m {
+			if !contains(engineKeys, k) {
+				return fmt.Errorf("line %d: %q is not an engine: use %s", n.Line, k, strings.Join(engineKeys, ", "))
+			}
+		}
+		*p = m
+		return nil
+	}
+	return fmt.Errorf("line %d: expected SQL text, or a mapping of engine to SQL text", n.Line)
+}
+
+// For returns the text for engine, and whether there is one.
+func (p PerEngine) For(engine string) (string, bool) {
+	if s, ok := p[engine]; ok {
+		return s, true
+	}
+	s, ok := p[anyEngine]
+	return s, ok
+}
+
+func (p PerEngine) texts() []string {
+	var out []string
+	for _, k := range engineKeys {
+		if s, ok := p[k]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// identRE is what a table, column or request name may be: lower case so
+// that no engine needs it quoted, short enough for MySQL's 64 characters
+// with ceiling's prefixes.
+var (
+	identRE    = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,39}$`)
+	opNameRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,29}$`)
+	indexColRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*(\s*,\s*[a-z_][a-z0-9_]*)*$`)
+)
+
+// Parse reads a workload file and checks everything that does not depend
+// on the engine. Every problem found is reported, one per line, naming
+// where it is.
+func Parse(data []byte) (*Spec, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a workload file: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return compile(&f)
+}
+
+// Spec is a checked workload file.
+type Spec struct {
+	File     *File
+	tables   []*table
+	requests []*request
+	weights  []float64 // cumulative, normalised to 1
+}
+
+type table struct {
+	spec  *TableSpec
+	gens  []gen // one per column
+	index int
+}
+
+type request struct {
+	spec  *RequestSpec
+	stmts []stmt
+	txn   bool
+}
+
+type stmt struct {
+	sql   PerEngine // with {table} names still in it
+	gens  []gen
+	nargs int    // as written (gens lacks those that did not compile)
+	where string // "request new-order" or "request transfer, statement 2"
+}
+
+func compile(f *File) (*Spec, error) {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	s := &Spec{File: f}
+	if len(f.Requests) == 0 {
+		bad("no requests: the file needs a requests list, each with a name and its sql (or a transaction of statements)")
+	}
+	byName := map[string]*table{}
+	for i := range f.Tables {
+		ts := &f.Tables[i]
+		where := placeOf("table", i, ts.Name)
+		switch {
+		case !identRE.MatchString(ts.Name):
+			bad("%s: name %q must be 1-40 lower-case letters, digits or _, starting with a letter or _", where, ts.Name)
+		case byName[ts.Name] != nil:
+			bad("%s: declared twice", where)
+		}
+		if ts.Rows < 0 {
+			bad("%s: rows must be 0 or more, got %d", where, ts.Rows)
+		}
+		if len(ts.Columns) == 0 {
+			bad("%s: no columns", where)
+		}
+		tb := &table{spec: ts, index: i}
+		byName[ts.Name] = tb
+		s.tables = append(s.tables, tb)
+	}
+	for _, tb := range s.tables {
+		ts := tb.spec
+		cols := map[string]bool{}
+		for j, c := range ts.Columns {
+			where := fmt.Sprintf("table %s, column %d", ts.Name, j+1)
+			if !identRE.MatchString(c.Name) {
+				bad("%s: name %q must be 1-40 lower-case letters, digits or _, starting with a letter or _", where, c.Name)
+			} else if cols[c.Name] {
+				bad("%s: %s declared twice", where, c.Name)
+			}
+			cols[c.Name] = true
+			if len(c.Type) == 0 {
+				bad("%s (%s): no type (e.g. type: bigint primary key)", where, c.Name)
+			}
+			load, err := loadGen(&c.Load)
+			if err != nil {
+				bad("%s (%s): load: %v", where, c.Name, err)
+				continue
+			}
+			if load == "" {
+				bad("%s (%s): no load generator (e.g. load: seq, or load: int 1 1000)", where, c.Name)
+				continue
+			}
+			g, err := parseGen(load, byName, true)
+			if err != nil {
+				bad("%s (%s): load: %v", where, c.Name, err)
+				continue
+			}
+			tb.gens = append(tb.gens, g)
+		}
+		for _, ix := range ts.Indexes {
+			if !indexColRE.MatchString(strings.TrimSpace(ix)) {
+				bad("table %s: index %q must be a comma-separated list of its columns", ts.Name, ix)
+				continue
+			}
+			for _, col := range strings.Split(ix, ",") {
+				if col = strings.TrimSpace(col); !cols[col] {
+					bad("table %s: index %q names %s, which is not a column of the table", ts.Name, ix, col)
+				}
+			}
+		}
+	}
+	names := map[string]bool{}
+	total := 0.0
+	for i := range f.Requests {
+		rs := &f.Requests[i]
+		where := placeOf("request", i, rs.Name)
+		switch {
+		case !opNameRE.MatchString(rs.Name):
+			bad("%s: name %q must be 1-30 lower-case letters, digits, - or _, starting with a letter", where, rs.Name)
+		case names[rs.Name]:
+			bad("%s: declared twice", where)
+		}
+		names[rs.Name] = true
+		w := rs.weight()
+		if !(w > 0) || w > 1e9 {
+			bad("%s: weight must be above 0, got %g", where, w)
+		}
+		total += w
+		r := &request{spec: rs}
+		switch {
+		case len(rs.Transaction) > 0 && (len(rs.SQL) > 0 || len(rs.Args) > 0):
+			bad("%s: give either sql (one statement) or transaction (a list of statements), not both", where)
+		case len(rs.Transaction) > 0:
+			r.txn = true
+			for j, st := range rs.Transaction {
+				r.stmts = append(r.stmts, stmt{sql: st.SQL, nargs: len(st.Args), where: fmt.Sprintf("%s, statement %d", where, j+1)})
+				r.stmts[j].gens = compileArgs(st.Args, r.stmts[j].where, byName, bad)
+			}
+		case len(rs.SQL) > 0:
+			r.stmts = []stmt{{sql: rs.SQL, nargs: len(rs.Args), where: where}}
+			r.stmts[0].gens = compileArgs(rs.Args, where, byName, bad)
+		default:
+			bad("%s: no sql (or transaction)", where)
+		}
+		for _, st := range r.stmts {
+			if len(st.sql) == 0 {
+				bad("%s: no sql", st.where)
+			}
+			for _, text := range st.sql.texts() {
+				checkSQL(text, st.nargs, st.where, byName, bad)
+			}
+		}
+		s.requests = append(s.requests, r)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	acc := 0.0
+	for _, r := range s.requests {
+		acc += r.spec.weight()
+		s.weights = append(s.weights, acc/total)
+	}
+	s.weights[len(s.weights)-1] = 1
+	return s, nil
+}
+
+// placeOf names the i-th (0-based) item of a kind for an error: by its
+// name, or by its number when it has none.
+func placeOf(kind string, i int, name string) string {
+	if name == "" {
+		return fmt.Sprintf("%s %d", kind, i+1)
+	}
+	return kind + " " + name
+}
+
+// weight is the request's weight, 1 when the file gives none.
+func (r *RequestSpec) weight() float64 {
+	if r.Weight == nil {
+		return 1
+	}
+	return *r.Weight
+}
+
+func compileArgs(args Gens, where string, byName map[string]*table, bad func(string, ...any)) []gen {
+	var gens []gen
+	for k, a := range args {
+		g, err := parseGen(a, byName, false)
+		if err != nil {
+			bad("%s, argument %d: %v", where, k+1, err)
+			continue
+		}
+		gens = append(gens, g)
+	}
+	return gens
+}
+
+// ddlWords start statements that change objects: a request must not, as
+// ceiling only ever touches the tables it made (prepare makes them).
+var ddlWords = []string{"create", "drop", "alter", "truncate", "rename", "grant", "revoke"}
+
+// checkSQL checks one statement's text: its {table} names are the file's
+// tables, its ? placeholders as many as its args, and it is no DDL.
+func checkSQL(text string, nargs int, where string, byName map[string]*table, bad func(string, ...any)) {
+	if strings.TrimSpace(text) == "" {
+		bad("%s: empty sql", where)
+		return
+	}
+	first := strings.ToLower(strings.Fields(text)[0])
+	if contains(ddlWords, first) {
+		bad("%s: %s statements are not requests: ceiling creates the file's tables itself (prepare) and touches nothing else", where, strings.ToUpper(first))
+	}
+	marks := 0
+	var unknown []string
+	_, err := rewrite(text, func(name string) (string, bool) {
+		if byName[name] == nil {
+			unknown = append(unknown, name)
+			return "", false
+		}
+		return name, true
+	}, func(int) string { marks++; return "?" })
+	if err != nil {
+		bad("%s: %v", where, err)
+		return
+	}
+	for _, u := range unknown {
+		bad("%s: {%s} is not a table of the file (tables are named {name}, as declared under tables)", where, u)
+	}
+	if marks != nargs {
+		bad("%s: the sql has %d ? placeholders but %d args", where, marks, nargs)
+	}
+}
+
+// rewrite copies SQL text, replacing each {name} with table(name) and
+// each ? with mark(n) (n counts from 1), outside quoted strings, quoted
+// identifiers and comments, which are copied as they are.
+func rewrite(text string, table func(string) (string, bool), mark func(int) string) (string, error) {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(text) {
+				if text[j] == c {
+					if j+1 < len(text) && text[j+1] == c { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				if text[j] == '\\' && c != '"' {
+					j++
+				}
+				j++
+			}
+			if j >= len(text) {
+				return "", fmt.Errorf("unterminated %c quote", c)
+			}
+			b.WriteString(text[i : j+1])
+			i = j
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				j = len(text) - i
+			}
+			b.WriteString(text[i : i+j])
+			i += j - 1
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return "", errors.New("unterminated /* comment")
+			}
+			b.WriteString(text[i : i+2+j+2])
+			i += 2 + j + 1
+		case c == '?':
+			n++
+			b.WriteString(mark(n))
+		case c == '{':
+			j := strings.IndexByte(text[i:], '}')
+			if j < 0 {
+				return "", errors.New("unclosed { (tables are named {name})")
+			}
+			name := text[i+1 : i+j]
+			if !identRE.MatchString(name) {
+				return "", fmt.Errorf("{%s}: tables are named {name}, lower case", name)
+			}
+			q, ok := table(name)
+			if ok {
+				b.WriteString(q)
+			}
+			i += j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
