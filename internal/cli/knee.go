@@ -282,6 +282,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		st := res.Steps[0]
 		out := knee.Outcome{Partial: st.Partial || res.Partial}
 		out.Failed = slo.Check(figuresOf(st))
+		out.Thin = slo.Thin(figuresOf(st))
 		out.Pass = len(out.Failed) == 0
 		fmt.Fprintln(e.stdout, probeLine(len(probes), st, out, retry))
 		return out, nil
@@ -405,7 +406,7 @@ func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes 
 	}
 	step := 0
 	for i, p := range kr.Probes {
-		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed, Retry: p.Retry}
+		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed, ThinTerms: p.Thin, Retry: p.Retry}
 		if kp.FailedTerms == nil {
 			kp.FailedTerms = []string{}
 		}

@@ -372,3 +372,39 @@ func TestSearchRetries(t *testing.T) {
 		}
 	})
 }
+
+// TestThin: a broken percentile measured from too few requests says which
+// slowest request it is and is named by Thin; with enough requests above
+// it, or a term that is no percentile, it is not.
+func TestThin(t *testing.T) {
+	slo, err := ParseSLO("p99<5ms,p50<5ms,max<100ms,late<1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Figures{Rate: 10, Achieved: 10, Scheduled: 100, Completed: 100, Latency: &metrics.Latency{P99: 13.1, P50: 1, Max: 200}}
+	got := slo.Check(f)
+	if len(got) != 2 || got[0] != "p99 13.100ms ≥ 5ms (of 100 requests: the 2nd slowest)" || got[1] != "max 200.000ms ≥ 100ms" {
+		t.Fatalf("Check: %q", got)
+	}
+	if thin := slo.Thin(f); len(thin) != 1 || thin[0] != "p99" {
+		t.Fatalf("Thin: %q, want [p99]", thin)
+	}
+	f.Completed, f.Scheduled = 1000, 1000 // 10 requests above p99: measured
+	if got := slo.Check(f); strings.Contains(got[0], "slowest") || len(slo.Thin(f)) != 0 {
+		t.Fatalf("1000 requests: %q, thin %q", got, slo.Thin(f))
+	}
+	f.Latency.P50 = 9 // p50 of 1000: 500 above it
+	if thin := slo.Thin(f); len(thin) != 0 {
+		t.Fatalf("p50 of 1000 requests is measured: thin %q", thin)
+	}
+	for m, want := range map[string]int64{"p99": 1000, "p999": 10000, "p95": 200, "p90": 100, "p50": 20, "max": 0, "late": 0} {
+		if got := RequestsFor(m); got != want {
+			t.Errorf("RequestsFor(%s) = %d, want %d", m, got, want)
+		}
+	}
+	for n, want := range map[int64]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 21: "21st", 113: "113th"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %s", n, got)
+		}
+	}
+}

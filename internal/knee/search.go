@@ -11,6 +11,9 @@ import (
 type Outcome struct {
 	Pass   bool
 	Failed []string // the SLO terms broken, with their values; empty when Pass
+	// Thin names the broken percentile terms measured from too few
+	// requests (SLO.Thin): a stray slow request may have set them.
+	Thin []string
 	// Partial marks a probe cut short (interrupted): its outcome is not
 	// used and the search stops.
 	Partial bool

@@ -10,6 +10,7 @@ package knee
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -229,10 +230,75 @@ func (s SLO) Check(f Figures) []string {
 			continue
 		}
 		if !t.holds(v) {
-			failed = append(failed, t.Metric+" "+t.format(v)+" "+negate(t.Op)+" "+t.limitText())
+			msg := t.Metric + " " + t.format(v) + " " + negate(t.Op) + " " + t.limitText()
+			if k, ok := t.thin(f); ok {
+				msg += fmt.Sprintf(" (of %d requests: the %s slowest)", f.Completed, ordinal(k))
+			}
+			failed = append(failed, msg)
 		}
 	}
 	return failed
+}
+
+// quantiles are the percentile metrics' fractions.
+var quantiles = map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+
+// ThinRequests is how many requests must lie above a percentile for a
+// probe to measure it rather than pick it out of its few slowest: below
+// it, one stray slow request (a stall of the host, a cold connection's
+// first statement) sets the figure.
+const ThinRequests = 10
+
+// thin reports whether t is a percentile that f measured from so few
+// requests that fewer than ThinRequests lie above it, and which slowest
+// request (1: the slowest) it then is.
+func (t Term) thin(f Figures) (int64, bool) {
+	q, ok := quantiles[t.Metric]
+	if !ok || f.Completed <= 0 {
+		return 0, false
+	}
+	above := int64(math.Floor(float64(f.Completed)*(1-q) + 1e-9))
+	return above + 1, above < ThinRequests
+}
+
+// Thin returns the broken terms of s that f measured from too few
+// requests (see ThinRequests), as metric names; none when every broken
+// term had enough, or none is broken.
+func (s SLO) Thin(f Figures) []string {
+	var out []string
+	for _, t := range s {
+		if v, ok := t.value(f); ok && !t.holds(v) {
+			if _, thin := t.thin(f); thin {
+				out = append(out, t.Metric)
+			}
+		}
+	}
+	return out
+}
+
+// RequestsFor is how many requests a probe needs for percentile metric to
+// be measured (ThinRequests above it); 0 for a metric that is no
+// percentile.
+func RequestsFor(metric string) int64 {
+	q, ok := quantiles[metric]
+	if !ok {
+		return 0
+	}
+	return int64(math.Ceil(ThinRequests/(1-q) - 1e-9))
+}
+
+func ordinal(n int64) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 // value returns the term's metric in f, and false when f does not measure it.

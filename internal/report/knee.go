@@ -3,10 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/knee"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -46,8 +49,12 @@ type KneeProbe struct {
 	Pass        bool     `json:"pass"`
 	Partial     bool     `json:"partial"` // interrupted: its outcome was not used
 	FailedTerms []string `json:"failed_terms"`
-	Retry       int      `json:"retry"` // 0: the rate's first probe; n: its n-th re-run after failures
-	Step        *int     `json:"step"`  // index into steps[]; null when the probe measured nothing
+	// ThinTerms are the failed percentile terms (p99 …) measured from
+	// too few requests for the figure to be more than one of the probe's
+	// few slowest (knee.ThinRequests); none when there were enough.
+	ThinTerms []string `json:"thin_terms,omitempty"`
+	Retry     int      `json:"retry"` // 0: the rate's first probe; n: its n-th re-run after failures
+	Step      *int     `json:"step"`  // index into steps[]; null when the probe measured nothing
 }
 
 // BuildKnee assembles the document of a knee search: probes[i] is the run
@@ -196,7 +203,13 @@ func PrintKnee(w io.Writer, r *Result) {
 func KneeAnswer(k *Knee) string {
 	switch {
 	case k.Rate == nil && k.Stop == "start-failed":
-		return fmt.Sprintf("knee: none — the SLO %s fails already at the start rate %s/s; try a lower --start", k.SLOApplied, fmtRate(k.Start))
+		s := fmt.Sprintf("knee: none — the SLO %s fails already at the start rate %s/s", k.SLOApplied, fmtRate(k.Start))
+		if need, thin := thinStart(k); thin != "" {
+			// A lower start would give the percentile fewer requests still.
+			return s + fmt.Sprintf(", but only by its %s, taken from too few requests to be more than a stray slow one: a probe at %s/s needs %s for %d requests (--step-duration), or start higher (--start)",
+				thin, fmtRate(k.Start), probeSecs(float64(need)/k.Start), need)
+		}
+		return s + "; try a lower --start"
 	case k.Rate == nil:
 		return fmt.Sprintf("knee: not found — the search stopped (%s) before any probe met %s", k.Stop, k.SLOApplied)
 	case k.FirstFailingRate == nil && k.Stop == "max-passed":
@@ -209,6 +222,41 @@ func KneeAnswer(k *Knee) string {
 		s += fmt.Sprintf(" (search stopped: %s)", k.Stop)
 	}
 	return s
+}
+
+// thinStart tells whether every failing probe at the start rate failed
+// only on percentiles measured from too few requests: it names them
+// ("p99") and gives the requests a probe needs to measure them; "" when
+// some failure was of another kind.
+func thinStart(k *Knee) (int64, string) {
+	var names []string
+	var need int64
+	failed := false
+	for _, p := range k.Probes {
+		if p.Rate != k.Start || p.Pass || p.Partial {
+			continue
+		}
+		failed = true
+		if len(p.ThinTerms) == 0 || len(p.ThinTerms) < len(p.FailedTerms) {
+			return 0, ""
+		}
+		for _, m := range p.ThinTerms {
+			need = max(need, knee.RequestsFor(m))
+			if !slices.Contains(names, m) {
+				names = append(names, m)
+			}
+		}
+	}
+	if !failed {
+		return 0, ""
+	}
+	return need, strings.Join(names, " and ")
+}
+
+// probeSecs writes a probe duration in whole seconds, as --step-duration
+// takes it.
+func probeSecs(s float64) string {
+	return fmt.Sprintf("%.0fs", math.Ceil(s))
 }
 
 // Transients names the probes that failed and passed when run again: a

@@ -131,3 +131,23 @@ func TestKneeRunCommand(t *testing.T) {
 		t.Errorf("without run args: %s", got)
 	}
 }
+
+// TestKneeAnswerThinStart: a search that fails at its start rate only on
+// a percentile taken from too few requests does not advise a lower start
+// (fewer requests still) but a probe long enough to measure it; any other
+// failure at the start keeps "try a lower --start".
+func TestKneeAnswerThinStart(t *testing.T) {
+	k := &Knee{SLOApplied: "p99<5ms,late<1%,errors<1%", Start: 10, Stop: "start-failed", StepS: 10,
+		Probes: []KneeProbe{
+			{Rate: 10, FailedTerms: []string{"p99 13.119ms ≥ 5ms (of 100 requests: the 2nd slowest)"}, ThinTerms: []string{"p99"}},
+			{Rate: 10, Retry: 1, FailedTerms: []string{"p99 6.507ms ≥ 5ms (of 100 requests: the 2nd slowest)"}, ThinTerms: []string{"p99"}},
+		}}
+	got := KneeAnswer(k)
+	if !strings.Contains(got, "only by its p99, taken from too few requests") || !strings.Contains(got, "needs 100s for 1000 requests") || strings.Contains(got, "lower --start") {
+		t.Fatalf("thin start: %s", got)
+	}
+	k.Probes[1].FailedTerms = append(k.Probes[1].FailedTerms, "late 3.00% ≥ 1%") // the re-run was also late
+	if got := KneeAnswer(k); !strings.HasSuffix(got, "; try a lower --start") {
+		t.Fatalf("a start that also failed otherwise: %s", got)
+	}
+}
