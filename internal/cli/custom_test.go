@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
 // TestCustomRun: `ceiling run custom --file F` runs a user's file like a
@@ -77,4 +80,72 @@ requests:
 	if _, err := os.Stat(filepath.Join(dir, "c.db")); !os.IsNotExist(err) {
 		t.Fatalf("cleanup left the database ceiling created: %v", err)
 	}
+}
+
+// TestCustomDeadlocks: transfers between a few rows, each transaction
+// updating two random rows in random order, deadlock on the servers: the
+// errors are classified as serialization and the run goes on; on
+// PostgreSQL, whose sessions then wait deadlock_timeout before the server
+// looks, the verdict is contention and says so, with the lock-order advice.
+func TestCustomDeadlocks(t *testing.T) {
+	engs := map[string]string{
+		"postgres": testenv.Optional(t, testenv.PostgresEnv),
+		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
+	}
+	file := filepath.Join(t.TempDir(), "bank.yaml")
+	spec := `tables:
+  - name: accounts
+    rows: 4
+    columns:
+      - {name: id, type: int primary key, load: seq}
+      - {name: balance, type: bigint not null, load: int 1000 2000}
+requests:
+  - name: transfer
+    transaction:
+      - sql: UPDATE {accounts} SET balance = balance - 1 WHERE id = ?
+        args: [row accounts]
+      - sql: UPDATE {accounts} SET balance = balance + 1 WHERE id = ?
+        args: [row accounts]
+`
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, dsn := range engs {
+		if dsn == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			out := t.TempDir()
+			defer runCLI(t, context.Background(), "cleanup", "custom", "--file", file, "--db", dsn)
+			code, stdout, stderr := runCLI(t, context.Background(), "run", "custom", "--file", file, "--db", dsn, "-c", "4", "-T", "3s", "--no-probe", "--out", out)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			r := readJSONMap(t, firstResult(t, out))
+			sum := r["summary"].(map[string]any)
+			classes, _ := sum["errors_by_class"].(map[string]any)
+			first, _ := sum["first_errors"].(map[string]any)
+			if n, _ := classes["serialization"].(float64); n < 1 || !strings.Contains(strings.ToLower(fmt.Sprint(first["serialization"])), "deadlock") {
+				t.Fatalf("errors by class %v, first %v: want deadlocks as serialization errors\n%s", classes, first, stdout)
+			}
+			if req, _ := sum["requests"].(float64); req < 4 {
+				t.Fatalf("%v requests completed: the run must go on past its deadlocks", req)
+			}
+			if name != "postgres" {
+				return
+			}
+			v := r["verdict"].(map[string]any)
+			ev := fmt.Sprint(v["evidence"], v["suggestions"])
+			if v["bottleneck"] != "contention" || !strings.Contains(ev, "deadlock_timeout (1s)") || !strings.Contains(ev, "locking the rows in one order") {
+				t.Fatalf("verdict %v: %s", v["bottleneck"], ev)
+			}
+		})
+	}
+}
+
+// firstResult is the path of the one result in dir.
+func firstResult(t *testing.T, dir string) string {
+	t.Helper()
+	_, path := readResult(t, dir)
+	return path
 }

@@ -36,6 +36,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Bottleneck names (DESIGN.md section 7).
@@ -199,6 +200,13 @@ type Figures struct {
 
 	Errors        int64
 	ErrorsByClass map[string]int64
+	// Deadlock is true when the run's first serialization error was a
+	// deadlock (the class holds deadlocks and serialization failures).
+	Deadlock bool
+	// DeadlockTimeout is PostgreSQL's deadlock_timeout ("1s"): how long
+	// a lock wait lasts before the server looks for a deadlock; "" where
+	// deadlocks are found at once (InnoDB) or it is not known.
+	DeadlockTimeout string
 }
 
 // Suggestion is one thing to try, with its predicted effect (nil: unknown).
@@ -1179,6 +1187,10 @@ func ContentionRule(f Figures) Candidate {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("%d %s errors", n, k))
 		}
 	}
+	deadlocks := f.Deadlock && f.ErrorsByClass["serialization"] > 0
+	if deadlocks {
+		c.Evidence = append(c.Evidence, deadlockEvidence(f))
+	}
 	if f.InProcess {
 		// SQLite: one writer at a time for the whole database, which it
 		// holds while its commit syncs the log. The syncs' share of the
@@ -1195,8 +1207,42 @@ func ContentionRule(f Figures) Candidate {
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer writer threads or shorter write transactions: SQLite admits one writer at a time for the whole database (a server engine takes concurrent writers)"})
 		return c
 	}
+	if deadlocks {
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: "locking the rows in one order in every transaction (e.g. updating them in ascending key order): transactions that lock in one order cannot deadlock"})
+	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer concurrent writers, or partition the hot rows/tables"})
 	return c
+}
+
+// deadlockEvidence says that the serialization errors were deadlocks and,
+// on PostgreSQL, what each cost: the server looks for a deadlock only after
+// deadlock_timeout of waiting, so the transactions in one wait that long
+// before one of them fails (InnoDB finds them at once).
+func deadlockEvidence(f Figures) string {
+	s := "the first serialization error was a deadlock: two transactions each waited for a row the other had locked"
+	d, err := time.ParseDuration(pgDuration(f.DeadlockTimeout))
+	if f.DeadlockTimeout == "" || err != nil || d <= 0 {
+		return s
+	}
+	s += fmt.Sprintf("; PostgreSQL looks for one only after deadlock_timeout (%s) of waiting, so every deadlock held its transactions about %s", f.DeadlockTimeout, f.DeadlockTimeout)
+	if f.P99Ms != nil && *f.P99Ms >= 0.9*float64(d.Milliseconds()) {
+		s += fmt.Sprintf(" (p99 %s ms)", num(*f.P99Ms))
+	}
+	return s
+}
+
+// pgDuration turns a PostgreSQL time setting as SHOW gives it ("1s",
+// "200ms", "1min") into Go's duration syntax.
+func pgDuration(v string) string {
+	if n, ok := strings.CutSuffix(v, "min"); ok {
+		return n + "m"
+	}
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		if x, err := strconv.Atoi(n); err == nil {
+			return strconv.Itoa(24*x) + "h"
+		}
+	}
+	return v
 }
 
 // ClientRule: the load generator itself is the limit.

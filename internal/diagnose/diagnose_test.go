@@ -1168,3 +1168,34 @@ func TestWithStall(t *testing.T) {
 		t.Errorf("no stall: got a new verdict %+v", got)
 	}
 }
+
+// TestContentionDeadlocks: serialization errors that were deadlocks are
+// named as such, with the lock-order advice; on PostgreSQL the evidence
+// says what deadlock_timeout cost each (and the p99 when it shows it);
+// serialization failures that were no deadlocks get neither.
+func TestContentionDeadlocks(t *testing.T) {
+	f := Figures{WaitMs: map[string]float64{WaitLock: 90, WaitCPU: 10}, ErrorsByClass: map[string]int64{"serialization": 9},
+		Deadlock: true, DeadlockTimeout: "1s", P99Ms: p(2007)}
+	c := ContentionRule(f)
+	ev := strings.Join(c.Evidence, "|")
+	if !c.Matched || !strings.Contains(ev, "9 serialization errors|the first serialization error was a deadlock") ||
+		!strings.HasSuffix(ev, "only after deadlock_timeout (1s) of waiting, so every deadlock held its transactions about 1s (p99 2,007 ms)") {
+		t.Fatalf("evidence: %s", ev)
+	}
+	if len(c.Suggestions) != 2 || !strings.Contains(c.Suggestions[0].Action, "locking the rows in one order") {
+		t.Fatalf("suggestions: %+v", c.Suggestions)
+	}
+	f.DeadlockTimeout, f.P99Ms = "", p(3) // InnoDB: found at once
+	if ev := strings.Join(ContentionRule(f).Evidence, "|"); !strings.HasSuffix(ev, "each waited for a row the other had locked") {
+		t.Fatalf("evidence without a timeout: %s", ev)
+	}
+	f.Deadlock = false // serialization failures (40001): no deadlock talk
+	if c := ContentionRule(f); strings.Contains(strings.Join(c.Evidence, "|"), "deadlock") || len(c.Suggestions) != 1 {
+		t.Fatalf("no deadlock: %+v", c)
+	}
+	for in, want := range map[string]string{"1s": "1s", "200ms": "200ms", "1min": "1m", "2d": "48h"} {
+		if got := pgDuration(in); got != want {
+			t.Errorf("pgDuration(%s) = %s", in, got)
+		}
+	}
+}

@@ -115,7 +115,9 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	f := diagnose.Figures{Scope: "run", Threads: res.Load.Threads, Requests: s.Requests, ElapsedS: s.ElapsedS,
 		OpenLoop: res.Load.Model == "open", ClientCPUPct: res.Client.CPUPctCores, DeviceLatencyMs: dev,
 		KeptUp: res.Load.Model == "open" && len(res.Steps) > 0 && !anySaturated(res.Steps),
-		Errors: s.Errors, ErrorsByClass: s.ErrorsByClass}
+		Errors: s.Errors, ErrorsByClass: s.ErrorsByClass,
+		Deadlock:        strings.Contains(strings.ToLower(s.FirstErrors["serialization"]), "deadlock"),
+		DeadlockTimeout: res.Target.Settings["deadlock_timeout"]}
 	if s.ElapsedS > 0 {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
 	}

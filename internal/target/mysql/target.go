@@ -66,6 +66,7 @@ var settingNames = []string{
 	"max_connections", "performance_schema", "version_comment",
 	"innodb_page_size", "max_prepared_stmt_count", "transaction_isolation", "tx_isolation",
 	"datadir", "innodb_log_group_home_dir", "innodb_log_file_buffering",
+	"innodb_deadlock_detect", "innodb_lock_wait_timeout",
 }
 
 // myTarget implements target.Target and target.Sampler.

@@ -48,6 +48,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown field", req("  - name: a\n    sql: SELECT 1\n    wieght: 2\n"), `field wieght not found`},
 		{"no requests", okTables, "no requests"},
 		{"bad request name", req("  - name: Get\n    sql: SELECT 1\n"), `request Get: name "Get"`},
+		{"reserved", req("  - name: total\n    sql: SELECT 1\n"), "total is the name of the summary's row"},
 		{"twice", req("  - name: a\n    sql: SELECT 1\n  - name: a\n    sql: SELECT 2\n"), "request a: declared twice"},
 		{"zero weight", req("  - name: a\n    weight: 0\n    sql: SELECT 1\n"), "weight must be above 0"},
 		{"no sql", req("  - name: a\n"), "request a: no sql"},

@@ -279,6 +279,8 @@ func compile(f *File) (*Spec, error) {
 			bad("%s: name %q must be 1-30 lower-case letters, digits, - or _, starting with a letter", where, rs.Name)
 		case names[rs.Name]:
 			bad("%s: declared twice", where)
+		case rs.Name == "total":
+			bad("%s: total is the name of the summary's row of all requests; call the request something else", where)
 		}
 		names[rs.Name] = true
 		w := rs.weight()
