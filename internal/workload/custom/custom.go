@@ -65,7 +65,8 @@ var Meta = workload.Meta{
 
 Generators (load: and args:): seq (loading: 1 … rows), next TABLE (new ids
 after the loaded rows, shared by the workers), row TABLE (a loaded row's
-number), int A B, float A B [DECIMALS], text A B (letters), now, null.
+number), int A B, float A B [DECIMALS], text A B (letters), now, null,
+ref K (the request's K-th argument again, counted over its statements).
 A type or sql may differ per engine: {postgres: …, mysql: …, sqlite: …,
 default: …}. Placeholders are ? on every engine. A request returns rows
 (counted as rows/s) when it is a SELECT, WITH, VALUES or has RETURNING;
@@ -358,7 +359,11 @@ func (c *Custom) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 			ws := wstmt{sql: sql, gens: st.gens, slots: make([]slot, len(st.gens)), args: make([]any, len(st.gens))}
 			ws.query = returnsRows(sql)
 			for k := range ws.gens {
-				ws.args[k] = ws.slots[k].arg(&ws.gens[k])
+				kind := ws.gens[k].kind
+				if kind == genRef {
+					kind = ws.gens[k].refKind
+				}
+				ws.args[k] = ws.slots[k].arg(kind)
 			}
 			wr.stmts = append(wr.stmts, ws)
 		}
@@ -428,7 +433,7 @@ func (w *worker) Do(ctx context.Context) (workload.Result, error) {
 		}
 	}
 	for i := range r.stmts {
-		n, err := w.exec(ctx, &r.stmts[i])
+		n, err := w.exec(ctx, r, &r.stmts[i])
 		if err != nil {
 			if r.txn {
 				_ = w.conn.Rollback(context.WithoutCancel(ctx))
@@ -447,8 +452,8 @@ func (w *worker) Do(ctx context.Context) (workload.Result, error) {
 
 // exec sets the statement's arguments and runs it, returning the rows it
 // affected or returned.
-func (w *worker) exec(ctx context.Context, st *wstmt) (int64, error) {
-	w.fill(st)
+func (w *worker) exec(ctx context.Context, r *wreq, st *wstmt) (int64, error) {
+	w.fill(r, st)
 	if !st.query {
 		return w.conn.Exec(ctx, st.sql, st.args...)
 	}
@@ -467,9 +472,9 @@ func (w *worker) exec(ctx context.Context, st *wstmt) (int64, error) {
 	return n, rows.Close()
 }
 
-// fill draws the statement's arguments into its slots, without
-// allocating.
-func (w *worker) fill(st *wstmt) {
+// fill draws the arguments of st, a statement of request r, into its
+// slots, without allocating.
+func (w *worker) fill(r *wreq, st *wstmt) {
 	for k := range st.gens {
 		g, s := &st.gens[k], &st.slots[k]
 		switch g.kind {
@@ -485,6 +490,8 @@ func (w *worker) fill(st *wstmt) {
 			s.s = g.text(w.rng, w.pool)
 		case genNow:
 			s.t = time.Now()
+		case genRef: // an earlier argument of the request: already drawn
+			*s = r.stmts[g.refStmt].slots[g.refArg]
 		}
 	}
 }

@@ -61,6 +61,9 @@ func TestParseErrors(t *testing.T) {
 		{"seq in request", req("  - name: a\n    sql: SELECT ?\n    args: [seq]\n"), "seq numbers rows as they are loaded"},
 		{"row of empty", req("  - name: a\n    sql: SELECT ?\n    args: [row empty]\n"), "table empty loads no rows"},
 		{"row of unknown", req("  - name: a\n    sql: SELECT ?\n    args: [row nope]\n"), "nope is not a table of the file"},
+		{"ref ahead", req("  - name: a\n    sql: SELECT ?, ?\n    args: [ref 2, int 1 2]\n"), "ref 2: the request has 0 arguments before this one"},
+		{"ref zero", req("  - name: a\n    sql: SELECT ?\n    args: [ref 0]\n"), "K must be the number of an earlier argument"},
+		{"ref in load", "tables:\n  - name: t\n    rows: 1\n    columns:\n      - {name: id, type: int, load: ref 1}\nrequests:\n  - name: a\n    sql: SELECT 1\n", "ref K repeats a request's argument"},
 		{"bad generator", req("  - name: a\n    sql: SELECT ?\n    args: [gauss 1 2]\n"), "unknown generator"},
 		{"int order", req("  - name: a\n    sql: SELECT ?\n    args: [int 5 1]\n"), "A must not be above B"},
 		{"decimals", req("  - name: a\n    sql: SELECT ?\n    args: [float 1 2 x]\n"), "DECIMALS must be 0"},
@@ -111,31 +114,17 @@ func TestReturnsRows(t *testing.T) {
 // TestGenerators: values stay in their ranges, floats are rounded to the
 // decimals asked, texts have the lengths asked.
 func TestGenerators(t *testing.T) {
-	spec, err := Parse([]byte(okTables + `requests:
+	c, w, _ := sqliteWorker(t, okTables+`requests:
   - name: a
     sql: SELECT ?, ?, ?, ?, ?, ?
     args: [int -3 3, float 1 2 2, text 2 5, row t, next t, null]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &Custom{spec: spec, next: make([]atomic.Int64, len(spec.tables))}
+`)
 	c.next[0].Store(10)
-	tg := openSQLite(t)
-	conn, err := tg.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	wk, err := c.NewWorker(context.Background(), tg, conn, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := wk.(*worker)
-	st := &w.reqs[0].stmts[0]
+	r := &w.reqs[0]
+	st := &r.stmts[0]
 	seenLo, seenHi := false, false
 	for i := 0; i < 2000; i++ {
-		w.fill(st)
+		w.fill(r, st)
 		s := st.slots
 		if s[0].i < -3 || s[0].i > 3 {
 			t.Fatalf("int -3 3 gave %d", s[0].i)
@@ -160,9 +149,71 @@ func TestGenerators(t *testing.T) {
 	if !seenLo || !seenHi {
 		t.Fatalf("int -3 3 never gave an end of its range (-3: %v, 3: %v)", seenLo, seenHi)
 	}
-	if allocs := testing.AllocsPerRun(200, func() { w.fill(st) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(200, func() { w.fill(r, st) }); allocs != 0 {
 		t.Fatalf("drawing a request's arguments allocates %.1f times", allocs)
 	}
+}
+
+// TestRef: ref K repeats the K-th argument of the request, across the
+// statements of a transaction and within one, a ref to a ref included,
+// with the type of the argument it repeats; without allocating.
+func TestRef(t *testing.T) {
+	c, w, tg := sqliteWorker(t, okTables+`requests:
+  - name: a
+    transaction:
+      - sql: SELECT ?, ?, ?
+        args: [next t, text 3 9, ref 1]
+      - sql: SELECT ?, ?, ?, ?
+        args: [ref 2, ref 1, ref 3, float 0 1]
+`)
+	r := &w.reqs[0]
+	one, two := &r.stmts[0], &r.stmts[1]
+	for i := 0; i < 50; i++ {
+		w.fill(r, one)
+		w.fill(r, two)
+		id, txt := one.slots[0].i, one.slots[1].s
+		if one.slots[2].i != id || two.slots[0].s != txt || two.slots[1].i != id || two.slots[2].i != id {
+			t.Fatalf("refs: %+v %+v, want id %d and text %q repeated", one.slots, two.slots, id, txt)
+		}
+	}
+	if _, ok := two.args[0].(*string); !ok {
+		t.Fatalf("ref to a text is sent as %T", two.args[0])
+	}
+	if _, ok := two.args[2].(*int64); !ok {
+		t.Fatalf("ref to a ref to next is sent as %T", two.args[2])
+	}
+	if allocs := testing.AllocsPerRun(100, func() { w.fill(r, one); w.fill(r, two) }); allocs != 0 {
+		t.Fatalf("refs allocate %.1f times", allocs)
+	}
+	// On the engine: the transaction runs with the repeated values.
+	if err := c.Prepare(context.Background(), tg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.Do(context.Background()); err != nil || res.Rows != 2 {
+		t.Fatalf("Do: %d rows, %v", res.Rows, err)
+	}
+}
+
+// sqliteWorker parses file and makes worker 1 of it on a new SQLite
+// database (not prepared).
+func sqliteWorker(t *testing.T, file string) (*Custom, *worker, target.Target) {
+	t.Helper()
+	spec, err := Parse([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Custom{spec: spec, next: make([]atomic.Int64, len(spec.tables))}
+	tg := openSQLite(t)
+	conn, err := tg.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	wk, err := c.NewWorker(context.Background(), tg, conn, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, wk.(*worker), tg
 }
 
 func openSQLite(t *testing.T) target.Target {

@@ -22,12 +22,19 @@ import (
 //	text A B     A … B random letters
 //	now          the current time
 //	null         NULL
+//	ref K        (requests) the value of the request's K-th argument, counted
+//	             from 1 over its statements in order (an earlier one): the
+//	             new order's id again in the order's lines
 type gen struct {
 	kind     genKind
 	lo, hi   int64
 	flo, fhi float64
 	scale    float64 // float A B D: 10^D; 0 for no rounding
 	table    *table  // next, row
+	// ref K: the argument it repeats (statement and argument index in the
+	// request) and that argument's own kind (never genRef).
+	refStmt, refArg int
+	refKind         genKind
 }
 
 type genKind uint8
@@ -41,12 +48,13 @@ const (
 	genText
 	genNow
 	genNull
+	genRef
 )
 
 // maxText is the longest text a generator makes.
 const maxText = 8000
 
-const genHelp = "seq, next TABLE, row TABLE, int A B, float A B [DECIMALS], text A B, now or null"
+const genHelp = "seq, next TABLE, row TABLE, int A B, float A B [DECIMALS], text A B, now, null or ref K"
 
 func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 	f := strings.Fields(s)
@@ -135,6 +143,18 @@ func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 		return gen{kind: genNow}, want(1, "now")
 	case "null":
 		return gen{kind: genNull}, want(1, "null")
+	case "ref":
+		if load {
+			return gen{}, fmt.Errorf("ref K repeats a request's argument; a loaded column takes another generator")
+		}
+		if err := want(2, "ref K"); err != nil {
+			return gen{}, err
+		}
+		k, err := strconv.Atoi(f[1])
+		if err != nil || k < 1 {
+			return gen{}, fmt.Errorf("%q: K must be the number of an earlier argument of the request, from 1", s)
+		}
+		return gen{kind: genRef, lo: int64(k)}, nil
 	}
 	return gen{}, fmt.Errorf("%q: unknown generator: use %s", s, genHelp)
 }
@@ -185,10 +205,11 @@ type slot struct {
 	t time.Time
 }
 
-// arg returns the argument that sends s's value for g: a pointer into s
+// arg returns the argument that sends s's value for a generator of kind
+// (a ref's: the kind of the argument it repeats): a pointer into s
 // (target.Conn sends the pointed-to value), or nil for NULL.
-func (s *slot) arg(g *gen) any {
-	switch g.kind {
+func (s *slot) arg(kind genKind) any {
+	switch kind {
 	case genNext, genRow, genInt, genSeq:
 		return &s.i
 	case genFloat:

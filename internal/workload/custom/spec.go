@@ -304,6 +304,7 @@ func compile(f *File) (*Spec, error) {
 		default:
 			bad("%s: no sql (or transaction)", where)
 		}
+		resolveRefs(r, bad)
 		for _, st := range r.stmts {
 			if len(st.sql) == 0 {
 				bad("%s: no sql", st.where)
@@ -341,6 +342,38 @@ func (r *RequestSpec) weight() float64 {
 		return 1
 	}
 	return *r.Weight
+}
+
+// resolveRefs points each ref K of r at the K-th argument of the
+// request (over its statements in order), which must come before it; a
+// ref to a ref takes that one's target.
+func resolveRefs(r *request, bad func(string, ...any)) {
+	type pos struct{ stmt, arg int }
+	var flat []pos
+	for i := range r.stmts {
+		st := &r.stmts[i]
+		if len(st.gens) != st.nargs {
+			return // an argument did not compile: positions are unknown
+		}
+		for k := range st.gens {
+			g := &st.gens[k]
+			if g.kind == genRef {
+				n := int(g.lo)
+				if n > len(flat) {
+					bad("%s, argument %d: ref %d: the request has %d arguments before this one", st.where, k+1, n, len(flat))
+					flat = append(flat, pos{i, k})
+					continue
+				}
+				to := flat[n-1]
+				tg := &r.stmts[to.stmt].gens[to.arg]
+				g.refStmt, g.refArg, g.refKind = to.stmt, to.arg, tg.kind
+				if tg.kind == genRef {
+					g.refStmt, g.refArg, g.refKind = tg.refStmt, tg.refArg, tg.refKind
+				}
+			}
+			flat = append(flat, pos{i, k})
+		}
+	}
 }
 
 func compileArgs(args Gens, where string, byName map[string]*table, bad func(string, ...any)) []gen {
