@@ -66,6 +66,7 @@ var Meta = workload.Meta{
 Generators (load: and args:): seq (loading: 1 … rows), next TABLE (new ids
 after the loaded rows, shared by the workers), row TABLE (a loaded row's
 number), int A B, float A B [DECIMALS], text A B (letters), now, null,
+int A B zipf S and row TABLE zipf S (skewed: the low end hot, S > 1),
 ref K (the request's K-th argument again, counted over its statements).
 A type or sql may differ per engine: {postgres: …, mysql: …, sqlite: …,
 default: …}. Placeholders are ? on every engine. A request returns rows
@@ -275,7 +276,7 @@ func (c *Custom) load(ctx context.Context, t target.Target, tb *table, progress 
 		cols[i] = col.Name
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(tb.index)+1<<32))
-	src := &genRows{gens: tb.gens, rng: rng, pool: letterPool(rng, poolSize), vals: make([]any, len(tb.gens))}
+	src := &genRows{gens: tb.gens, z: zipfsOf(tb.gens, rng), rng: rng, pool: letterPool(rng, poolSize), vals: make([]any, len(tb.gens))}
 	name := TablePrefix + tb.spec.Name
 	start, last := time.Now(), time.Now()
 	for first := int64(1); first <= n; first += loadChunk {
@@ -299,6 +300,7 @@ func (c *Custom) load(ctx context.Context, t target.Target, tb *table, progress 
 // column's value from its generator.
 type genRows struct {
 	gens       []gen
+	z          []*rand.Zipf // per gen: its skew, or nil
 	rng        *rand.Rand
 	pool       string
 	vals       []any
@@ -314,10 +316,8 @@ func (g *genRows) Next() bool {
 		switch gn.kind {
 		case genSeq:
 			g.vals[i] = g.next
-		case genRow:
-			g.vals[i] = 1 + g.rng.Int64N(gn.table.spec.Rows)
-		case genInt:
-			g.vals[i] = gn.int(g.rng)
+		case genRow, genInt:
+			g.vals[i] = gn.int(g.rng, g.z[i])
 		case genFloat:
 			g.vals[i] = gn.float(g.rng)
 		case genText:
@@ -356,7 +356,7 @@ func (c *Custom) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", st.where, err)
 			}
-			ws := wstmt{sql: sql, gens: st.gens, slots: make([]slot, len(st.gens)), args: make([]any, len(st.gens))}
+			ws := wstmt{sql: sql, gens: st.gens, z: zipfsOf(st.gens, rng), slots: make([]slot, len(st.gens)), args: make([]any, len(st.gens))}
 			ws.query = returnsRows(sql)
 			for k := range ws.gens {
 				kind := ws.gens[k].kind
@@ -411,6 +411,7 @@ type wstmt struct {
 	sql   string
 	query bool
 	gens  []gen
+	z     []*rand.Zipf // per gen: its skew, or nil
 	slots []slot
 	args  []any
 }
@@ -480,10 +481,8 @@ func (w *worker) fill(r *wreq, st *wstmt) {
 		switch g.kind {
 		case genNext:
 			s.i = w.c.next[g.table.index].Add(1)
-		case genRow:
-			s.i = 1 + w.rng.Int64N(g.table.spec.Rows)
-		case genInt:
-			s.i = g.int(w.rng)
+		case genRow, genInt:
+			s.i = g.int(w.rng, st.z[k])
 		case genFloat:
 			s.f = g.float(w.rng)
 		case genText:

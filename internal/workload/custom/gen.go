@@ -16,6 +16,8 @@ import (
 //	next T       (requests) a new id of table T: rows(T)+1, +2 … shared by the workers
 //	row T        a row number of T drawn uniformly from 1 … rows(T)
 //	int A B      an integer drawn uniformly from A … B
+//	… zipf S     (int, row) drawn with Zipf's law instead: value A+k with
+//	             probability ∝ (1+k)^-S, the low end hot (S > 1)
 //	float A B    a float drawn uniformly from [A, B)
 //	float A B D  the same rounded to D decimals (for a decimal column: MySQL
 //	             warns about, and the load refuses, digits the column drops)
@@ -30,7 +32,8 @@ type gen struct {
 	lo, hi   int64
 	flo, fhi float64
 	scale    float64 // float A B D: 10^D; 0 for no rounding
-	table    *table  // next, row
+	zipfS    float64 // int, row: zipf S; 0 for uniform
+	table    *table  // next, row (row: lo 1, hi its rows)
 	// ref K: the argument it repeats (statement and argument index in the
 	// request) and that argument's own kind (never genRef).
 	refStmt, refArg int
@@ -54,12 +57,24 @@ const (
 // maxText is the longest text a generator makes.
 const maxText = 8000
 
-const genHelp = "seq, next TABLE, row TABLE, int A B, float A B [DECIMALS], text A B, now, null or ref K"
+const genHelp = "seq, next TABLE, row TABLE [zipf S], int A B [zipf S], float A B [DECIMALS], text A B, now, null or ref K"
 
 func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 	f := strings.Fields(s)
 	if len(f) == 0 {
 		return gen{}, fmt.Errorf("empty generator: use %s", genHelp)
+	}
+	// int A B zipf S, row T zipf S: skewed towards the low end.
+	var zipfS float64
+	if n := len(f); n >= 3 && f[n-2] == "zipf" {
+		if f[0] != "int" && f[0] != "row" {
+			return gen{}, fmt.Errorf("%q: zipf S skews int A B and row TABLE only", s)
+		}
+		v, err := strconv.ParseFloat(f[n-1], 64)
+		if err != nil || !(v > 1) || v > 100 {
+			return gen{}, fmt.Errorf("%q: zipf S needs S above 1 (1.1: mildly skewed … 3: a few values take most draws)", s)
+		}
+		zipfS, f = v, f[:n-2]
 	}
 	want := func(n int, form string) error {
 		if len(f) != n {
@@ -104,17 +119,20 @@ func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 		tb, err := tableOf("next TABLE")
 		return gen{kind: genNext, table: tb}, err
 	case "row":
-		tb, err := tableOf("row TABLE")
-		if err == nil && tb.spec.Rows <= 0 {
-			err = fmt.Errorf("%q: table %s loads no rows to draw from", s, tb.spec.Name)
+		tb, err := tableOf("row TABLE [zipf S]")
+		if err != nil {
+			return gen{}, err
 		}
-		return gen{kind: genRow, table: tb}, err
+		if tb.spec.Rows <= 0 {
+			return gen{}, fmt.Errorf("%q: table %s loads no rows to draw from", s, tb.spec.Name)
+		}
+		return gen{kind: genRow, table: tb, lo: 1, hi: tb.spec.Rows, zipfS: zipfS}, nil
 	case "int":
-		a, b, err := ints("int A B")
+		a, b, err := ints("int A B [zipf S]")
 		if err == nil && b-a < 0 { // overflow: the range does not fit
 			err = fmt.Errorf("%q: range too wide", s)
 		}
-		return gen{kind: genInt, lo: a, hi: b}, err
+		return gen{kind: genInt, lo: a, hi: b, zipfS: zipfS}, err
 	case "float":
 		if len(f) != 3 && len(f) != 4 {
 			return gen{}, fmt.Errorf("%q: expected float A B, or float A B DECIMALS", s)
@@ -175,11 +193,34 @@ func letterPool(rng *rand.Rand, n int) string {
 // poolSize is the length of a worker's letter pool.
 const poolSize = 1<<16 + maxText
 
-func (g *gen) int(rng *rand.Rand) int64 {
-	if g.hi == g.lo {
+// int draws an int or row value: from z when the generator is skewed
+// (zipfOf), else uniformly.
+func (g *gen) int(rng *rand.Rand, z *rand.Zipf) int64 {
+	switch {
+	case z != nil:
+		return g.lo + int64(z.Uint64())
+	case g.hi == g.lo:
 		return g.lo
 	}
 	return g.lo + int64(rng.Uint64N(uint64(g.hi-g.lo)+1))
+}
+
+// zipfOf returns the Zipf variate of a skewed generator, drawing from rng
+// (one per worker: it keeps no state but rng's), or nil.
+func (g *gen) zipfOf(rng *rand.Rand) *rand.Zipf {
+	if g.zipfS <= 0 {
+		return nil
+	}
+	return rand.NewZipf(rng, g.zipfS, 1, uint64(g.hi-g.lo))
+}
+
+// zipfsOf is zipfOf for each of gens.
+func zipfsOf(gens []gen, rng *rand.Rand) []*rand.Zipf {
+	z := make([]*rand.Zipf, len(gens))
+	for i := range gens {
+		z[i] = gens[i].zipfOf(rng)
+	}
+	return z
 }
 
 func (g *gen) float(rng *rand.Rand) float64 {
@@ -191,7 +232,7 @@ func (g *gen) float(rng *rand.Rand) float64 {
 }
 
 func (g *gen) text(rng *rand.Rand, pool string) string {
-	n := int(g.int(rng))
+	n := int(g.int(rng, nil))
 	off := rng.IntN(len(pool) - n + 1)
 	return pool[off : off+n]
 }
