@@ -24,15 +24,19 @@ func (e *env) prepareCmd() *cobra.Command {
 		w := meta.New()
 		f := &targetFlags{durability: "server"}
 		_, reused := w.(workload.Attacher)
-		r, ok := w.(interface{ Reusable() bool }) // a row workload: --reuse when read-only
+		r, ok := w.(interface{ Reusable() bool }) // a row workload when read-only; custom
 		reusable := ok && r.Reusable()
+		same := " (with the same --rows and --tables)"  // what --reuse checks
+		if _, ok := w.(workload.CleanupValidator); ok { // custom: the tables are the file's
+			same = " (with the same --file)"
+		}
 		long := "Create the tables of " + name + " and load their data, without running anything.\n\n"
 		switch {
 		case reused:
 			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` use this dataset as it is (and refuse to run without one)."
 		case reusable:
 			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` load a fresh copy of their own before measuring,\n" +
-				"unless given --reuse (with the same --rows and --tables): then they check and use these tables,\n" +
+				"unless given --reuse" + same + ": then they check and use these tables,\n" +
 				"which saves the load on a large table; `ceiling cleanup " + name + "` drops them."
 		default:
 			long += "`ceiling run " + name + "` and `ceiling knee " + name + "` load a fresh copy of their own before measuring\n" +
@@ -75,7 +79,7 @@ func (e *env) prepareCmd() *cobra.Command {
 				fmt.Fprintf(e.stdout, "prepared %s on %s in %.1fs\n", name, t.Info().DSN, time.Since(start).Seconds())
 				switch {
 				case reusable:
-					fmt.Fprintf(e.stdout, "note: `ceiling run %s --reuse` (same --rows and --tables) uses these tables; without --reuse it loads a fresh copy\n", name)
+					fmt.Fprintf(e.stdout, "note: `ceiling run %s --reuse`%s uses these tables; without --reuse it loads a fresh copy\n", name, strings.Replace(same, "with the ", "", 1))
 				case !reused:
 					fmt.Fprintf(e.stdout, "note: `ceiling run %s` loads a fresh copy of its own; these tables stay until `ceiling cleanup %s`\n", name, name)
 				}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -84,8 +85,9 @@ const TablePrefix = "u_"
 
 // Custom is the custom workload.
 type Custom struct {
-	Path string // --file
-	Seed uint64 // --seed
+	Path  string // --file
+	Seed  uint64 // --seed
+	Reuse bool   // --reuse: the tables as they are, not loaded afresh
 
 	spec *Spec
 	sum  string         // sha256 of the file, hex, first 12
@@ -104,6 +106,7 @@ var (
 func (c *Custom) Flags(fs *pflag.FlagSet) {
 	fs.StringVarP(&c.Path, "file", "f", "", "the workload file (YAML: tables and weighted requests; see examples/custom/)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed for the loaded rows, the requests' arguments and their choice")
+	fs.BoolVar(&c.Reuse, "reuse", false, "run and knee: use the file's tables as they are (left by `ceiling prepare custom` or an earlier run) instead of loading a fresh copy; next TABLE continues after the highest value of TABLE's seq column")
 }
 
 // Validate implements workload.Workload: it reads and checks the file.
@@ -145,13 +148,16 @@ func (c *Custom) OwnsTable(name string) bool {
 	return c.spec == nil && strings.HasPrefix(name, TablePrefix)
 }
 
+// Reusable says that the workload offers --reuse.
+func (*Custom) Reusable() bool { return true }
+
 // NoByteCounts implements workload.NoByteCounts: the data volume of a
 // user's statements is not known.
 func (*Custom) NoByteCounts() {}
 
 // Params implements workload.Workload.
 func (c *Custom) Params() map[string]any {
-	p := map[string]any{"file": c.Path, "seed": c.Seed}
+	p := map[string]any{"file": c.Path, "seed": c.Seed, "reuse": c.Reuse}
 	if c.spec == nil {
 		return p
 	}
@@ -215,6 +221,9 @@ func (c *Custom) Prepare(ctx context.Context, t target.Target, progress io.Write
 			}
 		}
 	}
+	if c.Reuse {
+		return c.reuse(ctx, t, progress)
+	}
 	for _, tb := range c.spec.tables {
 		var cols []string
 		for _, col := range tb.spec.Columns {
@@ -239,6 +248,74 @@ func (c *Custom) Prepare(ctx context.Context, t target.Target, progress io.Write
 		c.next[tb.index].Store(tb.spec.Rows)
 	}
 	return nil
+}
+
+// reuse takes the file's tables as they are: each must be there (and
+// ceiling's); next TABLE continues after the highest value of the table's
+// seq column (the rows earlier runs inserted included), or after its
+// declared rows when it has none. Row TABLE still draws from 1 … its
+// declared rows.
+func (c *Custom) reuse(ctx context.Context, t target.Target, progress io.Writer) error {
+	have, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return err
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	d := t.Dialect()
+	var notes []string
+	for _, tb := range c.spec.tables {
+		name := TablePrefix + tb.spec.Name
+		if !slices.Contains(have, name) {
+			return fmt.Errorf("--reuse: no ceiling table %s: run `ceiling prepare custom --file %s` first, or leave out --reuse", d.Table(name), c.Path)
+		}
+		next := tb.spec.Rows
+		for i, g := range tb.gens {
+			if g.kind != genSeq {
+				continue
+			}
+			col := tb.spec.Columns[i].Name
+			hi, err := scalar(ctx, conn, "SELECT COALESCE(MAX("+col+"), 0) FROM "+d.Table(name))
+			if err != nil {
+				return fmt.Errorf("--reuse: the highest %s of %s: %w", col, d.Table(name), err)
+			}
+			next = max(next, hi)
+			notes = append(notes, fmt.Sprintf("%s up to %s %d", tb.spec.Name, col, hi))
+			break
+		}
+		c.next[tb.index].Store(next)
+	}
+	if progress != nil {
+		msg := "  reusing the file's tables as they are"
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, ", ") + ")"
+		}
+		fmt.Fprintln(progress, msg)
+	}
+	return nil
+}
+
+// scalar runs a query returning one integer.
+func scalar(ctx context.Context, conn target.Conn, sql string) (int64, error) {
+	rows, err := conn.Query(ctx, sql)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var v int64
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		return 0, errors.New("no row")
+	}
+	if err := rows.Scan(&v); err != nil {
+		return 0, err
+	}
+	return v, rows.Close()
 }
 
 // loadChunk is how many rows one bulk call loads (one transaction, a

@@ -216,6 +216,60 @@ requests:
 	}
 }
 
+// TestReuse: --reuse takes the tables as an earlier prepare and run left
+// them, and next TABLE continues after the highest id there (the earlier
+// run's inserts included), so new inserts do not collide; without the
+// tables it is an error that says what to run.
+func TestReuse(t *testing.T) {
+	ctx := context.Background()
+	tg := openSQLite(t)
+	fresh := &Custom{Path: example, Seed: 3}
+	reused := &Custom{Path: example, Seed: 3, Reuse: true}
+	for _, c := range []*Custom{fresh, reused} {
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reused.Prepare(ctx, tg, io.Discard); err == nil || !strings.Contains(err.Error(), "run `ceiling prepare custom --file") {
+		t.Fatalf("--reuse without tables: %v", err)
+	}
+	if err := fresh.Prepare(ctx, tg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	inserts := func(c *Custom) int64 {
+		conn, err := tg.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		c.Isolate(0) // new-order alone
+		defer c.Isolate(-1)
+		wk, err := c.NewWorker(ctx, tg, conn, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 50; i++ {
+			if _, err := wk.Do(ctx); err != nil {
+				t.Fatalf("insert %d: %v", i, err)
+			}
+		}
+		return c.next[1].Load()
+	}
+	if last := inserts(fresh); last != 20050 {
+		t.Fatalf("fresh: last new id %d, want 20050", last)
+	}
+	var out strings.Builder
+	if err := reused.Prepare(ctx, tg, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "orders up to id 20050") {
+		t.Fatalf("reuse said %q", out.String())
+	}
+	if last := inserts(reused); last != 20100 {
+		t.Fatalf("reused: last new id %d, want 20100 (after the 20050 there)", last)
+	}
+}
+
 // TestRef: ref K repeats the K-th argument of the request, across the
 // statements of a transaction and within one, a ref to a ref included,
 // with the type of the argument it repeats; without allocating.
