@@ -16,7 +16,7 @@ import (
 const DefaultDSN = "sqlite:ceiling.db"
 
 // Schemes lists the DSN forms ceiling understands, for help texts.
-const Schemes = "sqlite:PATH, postgres://USER[:PASS]@HOST[:PORT]/DB (or libpq's 'host=H dbname=DB ...'), mysql://USER[:PASS]@HOST[:PORT]/DB"
+const Schemes = "sqlite:PATH, postgres://USER[:PASS]@HOST[:PORT]/DB (or libpq's 'host=H dbname=DB ...'), mysql://USER[:PASS]@HOST[:PORT]/DB (or go-sql-driver's USER[:PASS]@tcp(HOST:PORT)/DB)"
 
 // Open opens the target named by opts.DSN.
 func Open(ctx context.Context, opts target.Options) (target.Target, error) {
@@ -25,6 +25,16 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		// libpq's other connection string form, as psql and pgbench
 		// take it: host=H port=P dbname=D user=U ...
 		return postgres.Open(ctx, opts)
+	}
+	if mysql.IsDriverDSN(dsn) {
+		// go-sql-driver's own form, as a Go program's configuration
+		// holds it: user:pass@tcp(host:port)/db?params.
+		u, err := mysql.FromDriverDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		opts.DSN = u
+		return mysql.Open(ctx, opts)
 	}
 	scheme, _, ok := strings.Cut(dsn, ":")
 	if !ok || scheme == "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -17,6 +18,60 @@ const DefaultPort = "3306"
 // defaultDialTimeout bounds connecting when the DSN sets no timeout
 // (the target applies it to the whole of a session's set-up).
 const defaultDialTimeout = target.ConnectTimeout
+
+// driverDSN matches go-sql-driver's own DSN form, as Go programs hold it:
+// [user[:password]@]net(address)/dbname[?params], net being tcp, tcp6 or
+// unix.
+var driverDSN = regexp.MustCompile(`^(?:.*@)?(?:tcp|tcp6|unix)\([^)]*\)/`)
+
+// IsDriverDSN reports whether dsn is in go-sql-driver's own form
+// ("root:pw@tcp(127.0.0.1:3306)/test") rather than a URL.
+func IsDriverDSN(dsn string) bool { return driverDSN.MatchString(dsn) }
+
+// FromDriverDSN converts a DSN in go-sql-driver's form into ceiling's
+// URL form (mysql://user:password@host:port/dbname?params, the
+// parameters as written; a unix socket as ?socket=PATH). Errors wrap
+// target.ErrBadDSN and never contain the password.
+func FromDriverDSN(dsn string) (string, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("mysql: %w (go-sql-driver's form user:password@tcp(host:port)/dbname): %s", target.ErrBadDSN, scrubDriver(err.Error(), dsn))
+	}
+	u := url.URL{Scheme: "mysql", Path: "/" + cfg.DBName}
+	switch {
+	case cfg.User != "" && cfg.Passwd != "":
+		u.User = url.UserPassword(cfg.User, cfg.Passwd)
+	case cfg.User != "":
+		u.User = url.User(cfg.User)
+	}
+	q := url.Values{}
+	if slash := strings.LastIndex(dsn, "/"); slash >= 0 {
+		if _, raw, ok := strings.Cut(dsn[slash:], "?"); ok {
+			if q, err = url.ParseQuery(raw); err != nil {
+				return "", fmt.Errorf("mysql: %w: its parameters: %s", target.ErrBadDSN, scrubDriver(err.Error(), dsn))
+			}
+		}
+	}
+	if cfg.Net == "unix" {
+		q.Set("socket", cfg.Addr)
+	} else {
+		u.Host = cfg.Addr
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// scrubDriver hides the password of a go-sql-driver DSN in msg.
+func scrubDriver(msg, dsn string) string {
+	at := strings.LastIndex(strings.SplitN(dsn, "(", 2)[0], "@")
+	if at < 0 {
+		return msg
+	}
+	if _, pass, ok := strings.Cut(dsn[:at], ":"); ok && pass != "" {
+		msg = strings.ReplaceAll(msg, pass, target.Mask)
+	}
+	return msg
+}
 
 // parseDSN converts a URL DSN into go-sql-driver's configuration:
 //
