@@ -149,3 +149,42 @@ func firstResult(t *testing.T, dir string) string {
 	_, path := readResult(t, dir)
 	return path
 }
+
+// TestPhaseFlags: a workload flag of one phase given to another command
+// is a usage error naming it, before any database is opened; the phase's
+// own commands take it.
+func TestPhaseFlags(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "p.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prepare", "tpcc", "--procedures"}, "--procedures applies to run and knee only (prepare does nothing with it)"},
+		{[]string{"cleanup", "tpcc", "--keying-thinking"}, "--keying-thinking applies to run and knee only (cleanup does nothing with it)"},
+		{[]string{"run", "tpcc", "--force", "--load-threads", "2"}, "--force applies to prepare only (run does nothing with it); --load-threads applies to prepare only"},
+		{[]string{"knee", "tpcc", "--slo", "p99<1s", "--force"}, "--force applies to prepare only (knee does nothing with it)"},
+		{[]string{"prepare", "custom", "--file", example(t), "--reuse"}, "--reuse applies to run and knee only"},
+	} {
+		code, _, stderr := runCLI(t, context.Background(), append(c.args, "--db", db)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p.db")); !os.IsNotExist(err) {
+		t.Fatalf("a refused command created the database: %v", err)
+	}
+	if code, out, stderr := runCLI(t, context.Background(), "run", "custom", "--file", example(t), "--reuse", "--db", db, "--ops", "10", "--no-probe", "--out", dir); code != 1 || !strings.Contains(stderr, "--reuse: no ceiling table") {
+		t.Fatalf("run custom --reuse takes the flag (and finds no tables): exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// example is the path of the shipped custom workload file.
+func example(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../examples/custom/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

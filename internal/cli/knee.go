@@ -127,6 +127,9 @@ fail is not sustained.`,
   ceiling knee %[1]s --slo 'p99<50ms' --db 'postgres://postgres@localhost/postgres'`, name),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := phaseFlags(cmd.Flags(), "knee"); err != nil {
+				return err
+			}
 			slo, sp, cfg, err := f.config(cmd.Flags(), w)
 			if err != nil {
 				return err

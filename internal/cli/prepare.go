@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -50,6 +51,9 @@ func (e *env) prepareCmd() *cobra.Command {
 			Example: fmt.Sprintf("  ceiling prepare %s --db sqlite:/tmp/bench.db", name),
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := phaseFlags(cmd.Flags(), "prepare"); err != nil {
+					return err
+				}
 				if err := w.Validate(); err != nil {
 					return &UsageError{Err: err}
 				}
@@ -109,6 +113,9 @@ table and, if ceiling created the file, the database file itself.`,
 			Example: fmt.Sprintf("  ceiling cleanup %s --db sqlite:/tmp/bench.db", name),
 			Args:    noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := phaseFlags(cmd.Flags(), "cleanup"); err != nil {
+					return err
+				}
 				if v, ok := w.(workload.CleanupValidator); ok {
 					if err := v.ValidateCleanup(); err != nil {
 						return &UsageError{Err: err}
@@ -131,6 +138,40 @@ table and, if ceiling created the file, the database file itself.`,
 		w.Flags(cmd.Flags()) // e.g. --tables N names the tables to drop
 		return cmd
 	})
+}
+
+// phaseFlags refuses a workload flag given to a command it does nothing
+// for: a workload marks the flags of one phase by their help text's
+// start, "run: " (run and knee), "run and knee: " or "prepare: ".
+// Accepted silently, `prepare tpcc --procedures` looked like it set
+// something up.
+func phaseFlags(fs *pflag.FlagSet, command string) error {
+	var errs []error
+	fs.Visit(func(fl *pflag.Flag) {
+		phase, _, ok := strings.Cut(fl.Usage, ": ")
+		if !ok {
+			return
+		}
+		var applies bool
+		switch phase {
+		case "run", "run and knee":
+			applies = command == "run" || command == "knee"
+		case "prepare":
+			applies = command == "prepare"
+		default:
+			return // a usage text with a colon, not a phase
+		}
+		if !applies {
+			if phase == "run" {
+				phase = "run and knee"
+			}
+			errs = append(errs, fmt.Errorf("--%s applies to %s only (%s does nothing with it)", fl.Name, phase, command))
+		}
+	})
+	if len(errs) > 0 {
+		return joinUsage(errs)
+	}
+	return nil
 }
 
 // cleanup drops the tables of workload w (those it names now, and for a

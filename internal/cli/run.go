@@ -178,6 +178,9 @@ estimate; --no-probe skips it.` + docSection(meta),
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
+			if err := phaseFlags(fs, "run"); err != nil {
+				return err
+			}
 			if spec := batchesSpec(w); spec != "" {
 				return e.runBatches(cmd.Context(), name, w, f, fs) // batches.go
 			}
