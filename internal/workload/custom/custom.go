@@ -222,7 +222,10 @@ func (c *Custom) Prepare(ctx context.Context, t target.Target, progress io.Write
 		}
 	}
 	if c.Reuse {
-		return c.reuse(ctx, t, progress)
+		if err := c.reuse(ctx, t, progress); err != nil {
+			return err
+		}
+		return c.tryRequests(ctx, t)
 	}
 	for _, tb := range c.spec.tables {
 		var cols []string
@@ -246,6 +249,49 @@ func (c *Custom) Prepare(ctx context.Context, t target.Target, progress io.Write
 			}
 		}
 		c.next[tb.index].Store(tb.spec.Rows)
+	}
+	return c.tryRequests(ctx, t)
+}
+
+// tryRequests runs each request once, in a transaction it rolls back, so
+// that a statement the database refuses (a syntax error, a type it cannot
+// infer, a column that is not there) is one error naming the request
+// before the run, not every request of the run failing: the runner counts
+// failures and goes on, as it must for the errors load causes. The ids
+// next TABLE handed out are handed out again.
+func (c *Custom) tryRequests(ctx context.Context, t target.Target) error {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	saved := make([]int64, len(c.next))
+	for i := range c.next {
+		saved[i] = c.next[i].Load()
+	}
+	defer func() {
+		for i := range c.next {
+			c.next[i].Store(saved[i])
+		}
+	}()
+	wk, err := c.NewWorker(ctx, t, conn, -1)
+	if err != nil {
+		return err
+	}
+	w := wk.(*worker)
+	for i, r := range c.spec.requests {
+		if err := conn.Begin(ctx); err != nil {
+			return fmt.Errorf("try %s: %w", r.spec.Name, err)
+		}
+		for j, st := range r.stmts {
+			if _, err := w.exec(ctx, &w.reqs[i], &w.reqs[i].stmts[j]); err != nil {
+				_ = conn.Rollback(context.WithoutCancel(ctx))
+				return fmt.Errorf("%s, tried once before the run: %w", st.where, err)
+			}
+		}
+		if err := conn.Rollback(ctx); err != nil {
+			return fmt.Errorf("try %s: roll back: %w", r.spec.Name, err)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -30,6 +31,31 @@ const okTables = `tables:
     columns:
       - {name: id, type: int primary key, load: seq}
 `
+
+// onEngines runs test on SQLite and on each live server whose DSN is set,
+// with the target opened.
+func onEngines(t *testing.T, test func(t *testing.T, ctx context.Context, tg target.Target)) {
+	engs := map[string]string{
+		"sqlite":   "sqlite:" + filepath.Join(t.TempDir(), "c.db"),
+		"postgres": testenv.Optional(t, testenv.PostgresEnv),
+		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
+	}
+	for name, dsn := range engs {
+		if dsn == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tg.Close(context.Background()) }()
+			test(t, ctx, tg)
+		})
+	}
+}
 
 // TestParseErrors: each mistake in a file is reported, naming where it
 // is; a good file parses.
@@ -348,114 +374,165 @@ func openSQLite(t *testing.T) target.Target {
 // weights, count their rows (an insert 1, the payment transaction 2, a
 // lookup at most its LIMIT) and leave one new order per insert.
 func TestExampleOnEngines(t *testing.T) {
-	engs := map[string]string{
-		"sqlite":   "sqlite:" + filepath.Join(t.TempDir(), "c.db"),
-		"postgres": testenv.Optional(t, testenv.PostgresEnv),
-		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
-	}
-	for name, dsn := range engs {
-		if dsn == "" {
-			continue
+	onEngines(t, func(t *testing.T, ctx context.Context, tg target.Target) {
+		c := &Custom{Path: example, Seed: 7}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
+		if err := c.Prepare(ctx, tg, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			bg := context.Background()
+			for _, tb := range c.Tables() {
+				if err := tg.Schema().DropTable(bg, tb); err != nil {
+					t.Errorf("drop %s: %v", tb, err)
+				}
+			}
+			if left, err := tg.Schema().Tables(bg); err == nil && len(left) == 0 {
+				_ = tg.Schema().DropAll(bg)
+			}
+		}()
+		conn, err := tg.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		d := tg.Dialect()
+		scalar := func(sql string) int64 {
+			t.Helper()
+			rows, err := conn.Query(ctx, sql)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = tg.Close(context.Background()) }()
-			c := &Custom{Path: example, Seed: 7}
-			if err := c.Validate(); err != nil {
+			defer rows.Close()
+			var v int64
+			if !rows.Next() {
+				t.Fatalf("%s: no row", sql)
+			}
+			if err := rows.Scan(&v); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.Prepare(ctx, tg, io.Discard); err != nil {
-				t.Fatal(err)
+			return v
+		}
+		orders := d.Table(TablePrefix + "orders")
+		if n := scalar("SELECT COUNT(*) FROM " + d.Table(TablePrefix+"customers")); n != 1000 {
+			t.Fatalf("customers: %d rows loaded, want 1000", n)
+		}
+		if n, hi := scalar("SELECT COUNT(*) FROM "+orders), scalar("SELECT MAX(id) FROM "+orders); n != 20000 || hi != 20000 {
+			t.Fatalf("orders: %d rows, max id %d; want 20000 numbered 1 … 20000", n, hi)
+		}
+		if hi := scalar("SELECT MAX(customer) FROM " + orders); hi < 1 || hi > 1000 {
+			t.Fatalf("orders.customer up to %d: row customers must draw 1 … 1000", hi)
+		}
+		wk, err := c.NewWorker(ctx, tg, conn, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := c.Ops()
+		counts := make([]int, len(ops))
+		const n = 1000
+		for i := 0; i < n; i++ {
+			r, err := wk.Do(ctx)
+			if err != nil {
+				t.Fatalf("request %d (%s): %v", i, ops[r.Op], err)
 			}
-			defer func() {
-				bg := context.Background()
-				for _, tb := range c.Tables() {
-					if err := tg.Schema().DropTable(bg, tb); err != nil {
-						t.Errorf("drop %s: %v", tb, err)
-					}
+			counts[r.Op]++
+			switch ops[r.Op] {
+			case "new-order":
+				if r.Rows != 1 {
+					t.Fatalf("new-order: %d rows, want 1", r.Rows)
 				}
-				if left, err := tg.Schema().Tables(bg); err == nil && len(left) == 0 {
-					_ = tg.Schema().DropAll(bg)
+			case "payment":
+				if r.Rows != 2 {
+					t.Fatalf("payment: %d rows, want 2 (one update, one insert)", r.Rows)
+				}
+			case "by-customer":
+				if r.Rows < 0 || r.Rows > 10 {
+					t.Fatalf("by-customer: %d rows, want 0 … 10 (LIMIT 10)", r.Rows)
+				}
+			}
+		}
+		// Weights 30/60/10 over 1000 draws: far outside ±6 standard
+		// deviations means the draw is wrong.
+		for i, want := range []float64{0.3, 0.6, 0.1} {
+			sd := math.Sqrt(n * want * (1 - want))
+			if math.Abs(float64(counts[i])-n*want) > 6*sd {
+				t.Errorf("%s: %d of %d requests, want about %.0f", ops[i], counts[i], n, n*want)
+			}
+		}
+		if got, want := scalar("SELECT COUNT(*) FROM "+orders), int64(20000+counts[0]+counts[2]); got != want {
+			t.Fatalf("orders after the requests: %d rows, want %d (one per new-order and payment)", got, want)
+		}
+	})
+}
+
+var _ workload.Worker = (*worker)(nil)
+
+// TestTryRequests: prepare runs each request once and rolls it back: a
+// statement the database refuses fails prepare naming the request, and a
+// good insert leaves no row behind nor uses up an id of next TABLE.
+func TestTryRequests(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "try.yaml")
+	onEngines(t, func(t *testing.T, ctx context.Context, tg target.Target) {
+		good := okTables + `requests:
+  - name: add
+    sql: INSERT INTO {t} (id, v, n) VALUES (?, ?, ?)
+    args: [next t, int 1 9, null]
+`
+		for _, c := range []struct{ body, want string }{
+			{good + "  - name: bad\n    sql: SELECT nosuchcolumn FROM {t}\n", "request bad, tried once before the run"},
+			{good, ""},
+		} {
+			if err := os.WriteFile(file, []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w := &Custom{Path: file, Seed: 1}
+			if err := w.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			err := w.Prepare(ctx, tg, io.Discard)
+			defer func() {
+				for _, tb := range w.Tables() {
+					_ = tg.Schema().DropTable(context.Background(), tb)
+				}
+				if left, err := tg.Schema().Tables(context.Background()); err == nil && len(left) == 0 {
+					_ = tg.Schema().DropAll(context.Background())
 				}
 			}()
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("bad request: %v, want %q", err, c.want)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := w.next[0].Load(); n != 10 {
+				t.Fatalf("next t after the try: %d, want 10 (the loaded rows)", n)
+			}
 			conn, err := tg.Connect(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			d := tg.Dialect()
-			scalar := func(sql string) int64 {
-				t.Helper()
-				rows, err := conn.Query(ctx, sql)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rows.Close()
-				var v int64
-				if !rows.Next() {
-					t.Fatalf("%s: no row", sql)
-				}
-				if err := rows.Scan(&v); err != nil {
-					t.Fatal(err)
-				}
-				return v
+			if n, err := scalar(ctx, conn, "SELECT COUNT(*) FROM "+tg.Dialect().Table(TablePrefix+"t")); err != nil || n != 10 {
+				t.Fatalf("rows after the try: %d, %v; want the 10 loaded", n, err)
 			}
-			orders := d.Table(TablePrefix + "orders")
-			if n := scalar("SELECT COUNT(*) FROM " + d.Table(TablePrefix+"customers")); n != 1000 {
-				t.Fatalf("customers: %d rows loaded, want 1000", n)
-			}
-			if n, hi := scalar("SELECT COUNT(*) FROM "+orders), scalar("SELECT MAX(id) FROM "+orders); n != 20000 || hi != 20000 {
-				t.Fatalf("orders: %d rows, max id %d; want 20000 numbered 1 … 20000", n, hi)
-			}
-			if hi := scalar("SELECT MAX(customer) FROM " + orders); hi < 1 || hi > 1000 {
-				t.Fatalf("orders.customer up to %d: row customers must draw 1 … 1000", hi)
-			}
-			wk, err := c.NewWorker(ctx, tg, conn, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ops := c.Ops()
-			counts := make([]int, len(ops))
-			const n = 1000
-			for i := 0; i < n; i++ {
-				r, err := wk.Do(ctx)
-				if err != nil {
-					t.Fatalf("request %d (%s): %v", i, ops[r.Op], err)
-				}
-				counts[r.Op]++
-				switch ops[r.Op] {
-				case "new-order":
-					if r.Rows != 1 {
-						t.Fatalf("new-order: %d rows, want 1", r.Rows)
-					}
-				case "payment":
-					if r.Rows != 2 {
-						t.Fatalf("payment: %d rows, want 2 (one update, one insert)", r.Rows)
-					}
-				case "by-customer":
-					if r.Rows < 0 || r.Rows > 10 {
-						t.Fatalf("by-customer: %d rows, want 0 … 10 (LIMIT 10)", r.Rows)
-					}
-				}
-			}
-			// Weights 30/60/10 over 1000 draws: far outside ±6 standard
-			// deviations means the draw is wrong.
-			for i, want := range []float64{0.3, 0.6, 0.1} {
-				sd := math.Sqrt(n * want * (1 - want))
-				if math.Abs(float64(counts[i])-n*want) > 6*sd {
-					t.Errorf("%s: %d of %d requests, want about %.0f", ops[i], counts[i], n, n*want)
-				}
-			}
-			if got, want := scalar("SELECT COUNT(*) FROM "+orders), int64(20000+counts[0]+counts[2]); got != want {
-				t.Fatalf("orders after the requests: %d rows, want %d (one per new-order and payment)", got, want)
-			}
-		})
-	}
+		}
+	})
 }
 
-var _ workload.Worker = (*worker)(nil)
+// TestExamplesParse: every shipped example file reads.
+func TestExamplesParse(t *testing.T) {
+	files, err := filepath.Glob("../../../examples/custom/*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if err := (&Custom{Path: f}).Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
