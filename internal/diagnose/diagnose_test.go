@@ -1199,3 +1199,24 @@ func TestContentionDeadlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlocksUnderOtherVerdicts: deadlocks under a verdict other than
+// contention (MariaDB finds them at once, so the sessions hardly wait)
+// are a line of evidence with their share, and the lock-order advice.
+func TestDeadlocksUnderOtherVerdicts(t *testing.T) {
+	cores, busyCores := 2.0, 1.84
+	f := Figures{Requests: 29708, Errors: 867, ErrorsByClass: map[string]int64{"serialization": 867}, Deadlock: true,
+		Cores: &cores, ServerCPUCores: &busyCores}
+	v := Diagnose(f)
+	ev := strings.Join(v.Evidence, "|")
+	if v.Bottleneck != CPU || !strings.Contains(ev, "867 serialization errors (2.8% of the requests); the first serialization error was a deadlock") {
+		t.Fatalf("verdict %s: %s", v.Bottleneck, ev)
+	}
+	if last := v.Suggestions[len(v.Suggestions)-1]; !strings.Contains(last.Action, "locking the rows in one order") {
+		t.Fatalf("suggestions: %+v", v.Suggestions)
+	}
+	f.Deadlock = false
+	if v := Diagnose(f); strings.Contains(strings.Join(v.Evidence, "|"), "deadlock") {
+		t.Fatalf("no deadlock: %v", v.Evidence)
+	}
+}
