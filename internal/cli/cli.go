@@ -173,7 +173,11 @@ func (e *env) workloadParent(use, short, example string, sub func(name string) *
 		},
 	}
 	for _, m := range all.Registry() {
-		parent.AddCommand(sub(m.Name))
+		c := sub(m.Name)
+		if c.Flags().Lookup("file") != nil { // custom: shells complete YAML files
+			_ = c.MarkFlagFilename("file", "yaml", "yml")
+		}
+		parent.AddCommand(c)
 	}
 	return parent
 }

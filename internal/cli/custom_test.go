@@ -188,3 +188,14 @@ func example(t *testing.T) string {
 	}
 	return p
 }
+
+// TestFileCompletion: shells complete --file of run, knee, prepare and
+// cleanup custom with YAML files (cobra's hidden __complete command).
+func TestFileCompletion(t *testing.T) {
+	for _, cmd := range []string{"run", "knee", "prepare", "cleanup"} {
+		code, out, _ := runCLI(t, context.Background(), "__complete", cmd, "custom", "--file", "")
+		if code != 0 || !strings.Contains(out, "yaml\nyml\n:8") {
+			t.Errorf("%s custom --file completion: exit %d, %q", cmd, code, out)
+		}
+	}
+}
