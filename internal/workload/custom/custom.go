@@ -568,6 +568,9 @@ func (w *worker) Do(ctx context.Context) (workload.Result, error) {
 	}
 	if r.txn {
 		if err := w.conn.Commit(ctx); err != nil {
+			// Most engines end the transaction on a failed commit; one
+			// that does not must not leave it open for the next request.
+			_ = w.conn.Rollback(context.WithoutCancel(ctx))
 			return res, err
 		}
 	}
