@@ -20,11 +20,12 @@ func emulationOf(arg string) (*target.Emulation, error) {
 		return nil, fmt.Errorf("--emulate: %w", err)
 	}
 	l := p.Limits
-	e := &target.Emulation{Profile: p.Name, LogMBPerSec: l.LogMBPerSec, LogSyncsPerSec: l.LogSyncsPerSec, DataIOPS: l.DataIOPS, DataMBPerSec: l.DataMBPerSec}
+	e := &target.Emulation{Profile: p.Name, LogMBPerSec: l.LogMBPerSec, LogSyncsPerSec: l.LogSyncsPerSec, DataIOPS: l.DataIOPS, DataMBPerSec: l.DataMBPerSec,
+		LogLatencyMs: l.LogLatencyMs, DataLatencyMs: l.DataLatencyMs}
 	if l.Cores != nil {
 		e.NotEmulated = append(e.NotEmulated, "cores")
 	}
-	if l.LogMBPerSec == nil && l.LogSyncsPerSec == nil && l.DataIOPS == nil && l.DataMBPerSec == nil {
+	if l.LogMBPerSec == nil && l.LogSyncsPerSec == nil && l.DataIOPS == nil && l.DataMBPerSec == nil && l.LogLatencyMs == nil && l.DataLatencyMs == nil {
 		return nil, fmt.Errorf("--emulate %s: the profile gives no log or data-file limit to hold (only %s)", arg, strings.Join(e.NotEmulated, ", "))
 	}
 	return e, nil
@@ -68,6 +69,12 @@ func EmulationText(e *target.Emulation) string {
 	}
 	if e.DataMBPerSec != nil {
 		held = append(held, fmt.Sprintf("data-file IO ≤ %.4g MiB/s", *e.DataMBPerSec))
+	}
+	if e.LogLatencyMs != nil {
+		held = append(held, fmt.Sprintf("each log sync +%.4g ms", *e.LogLatencyMs))
+	}
+	if e.DataLatencyMs != nil {
+		held = append(held, fmt.Sprintf("each data-file read +%.4g ms", *e.DataLatencyMs))
 	}
 	s := "emulating " + e.Profile + ": " + strings.Join(held, ", ") + " (on top of this machine's device)"
 	if len(e.NotEmulated) > 0 {

@@ -145,3 +145,52 @@ func writeProfile(t *testing.T, dir, name, limits string) string {
 	}
 	return p
 }
+
+// TestEmulateLatency: a profile's log latency is added to each WAL sync of
+// a run at full durability (the result's sync time per call is at least
+// that, and it is not emulated wait), recorded in target.emulation; the
+// console names it; predict from an unlimited run of the same workload
+// names the latency as binding.
+func TestEmulateLatency(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "lat.yaml")
+	if err := os.WriteFile(prof, []byte("name: lat\ntitle: a slow device\nsource: this test\nsource_date: 2026-11-27\nlimits:\n  log_latency_ms: 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := "sqlite:" + filepath.Join(dir, "l.db")
+	out := filepath.Join(dir, "emulated")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--ops", "40", "--durability", "full", "--no-probe", "--db", db, "--emulate", prof, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "emulating lat: each log sync +4 ms") {
+		t.Errorf("console lacks the latency:\n%s", stdout)
+	}
+	doc := readJSONMap(t, firstResult(t, out))
+	em := doc["target"].(map[string]any)["emulation"].(map[string]any)
+	if em["log_latency_ms"] != 4.0 {
+		t.Fatalf("target.emulation %v", em)
+	}
+	for _, f := range doc["files"].([]any) {
+		f := f.(map[string]any)
+		if name, _ := f["name"].(string); !strings.HasSuffix(name, "-wal") {
+			continue
+		}
+		syncs, _ := f["syncs"].(float64)
+		ms, _ := f["avg_sync_ms"].(float64)
+		if syncs < 40 || ms < 4 {
+			t.Fatalf("WAL: %v syncs at %v ms each, want ≥ 40 at ≥ 4 ms", syncs, ms)
+		}
+		if w, _ := f["emulated_wait_ms"].(float64); w > 1 {
+			t.Fatalf("latency counted as emulated wait: %v ms", w)
+		}
+	}
+	free := filepath.Join(dir, "free")
+	if code, _, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--ops", "200", "--durability", "full", "--no-probe", "--db", db, "--out", free); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, context.Background(), "predict", firstResult(t, free), "--profile", prof)
+	if code != 0 || !strings.Contains(stdout, "bound by latency") {
+		t.Fatalf("predict: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -91,9 +91,9 @@ ceiling profile-host --out.`,
 			case r.Target.Engine == "sqlite":
 				example := "PROFILE"
 				if len(profiles) > 0 {
-					example = preds[0].Profile
+					example = profiles[0] // as given: a shipped name or a file
 				}
-				fmt.Fprintf(e.stdout, "check a prediction on this engine: ceiling run %s --emulate %s (with the run's other flags) holds the files to that profile's log and data-file limits\n", r.Workload.Name, example)
+				fmt.Fprintf(e.stdout, "check a prediction on this engine: ceiling run %s --emulate %s (with the run's other flags) holds the files to that profile's log and data-file limits and latencies\n", r.Workload.Name, example)
 			}
 			return nil
 		},
@@ -155,6 +155,8 @@ func limitsText(l predict.Limits) string {
 	add(l.DataIOPS, "%g data IOPS")
 	add(l.DataMBPerSec, "data %g MiB/s")
 	add(l.Cores, "%g cores")
+	add(l.LogLatencyMs, "%g ms per log flush")
+	add(l.DataLatencyMs, "%g ms per data read")
 	return strings.Join(s, ", ")
 }
 

@@ -3,6 +3,8 @@ package predict
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/report"
@@ -16,6 +18,10 @@ const (
 	DataIOPS = "data-iops" // data IOPS ÷ data reads+writes per request
 	DataMB   = "data-mb"   // data MiB/s ÷ data bytes per request
 	CPU      = "cpu"       // cores ÷ CPU seconds per request
+	// Latency is the connections ÷ the device latency each request waits
+	// (log flushes × the log's latency + data reads × the data file's):
+	// a bound of each connection, which more connections raise.
+	Latency = "latency"
 )
 
 // Limit is one resource of a prediction.
@@ -86,6 +92,9 @@ func Unlimited(pr Prediction) []string {
 	}
 	var out []string
 	for _, l := range pr.Limits {
+		if l.Resource == Latency {
+			continue // a bound of each connection, not a resource used up
+		}
 		if l.Limit == nil && l.Cost != nil && *l.Cost*rate >= material[l.Resource] {
 			out = append(out, l.Resource)
 		}
@@ -138,7 +147,9 @@ func Predict(r *report.Result, p Profile) Prediction {
 	}
 	cpu.Capacity, cpu.NotModelled = capacity(cpu.Limit, cpu.Cost, 1, "server CPU per request")
 
-	pr.Limits = []Limit{logMB, syncs, iops, dmb, cpu}
+	lat := latencyLimit(r, p.Limits, syncs.Cost, c.DataReadsPerOp)
+
+	pr.Limits = []Limit{logMB, syncs, iops, dmb, cpu, lat}
 	best := -1
 	for i, l := range pr.Limits {
 		if l.Capacity != nil && (best < 0 || *l.Capacity < *pr.Limits[best].Capacity) {
@@ -181,6 +192,81 @@ func Predict(r *report.Result, p Profile) Prediction {
 		pr.Caveats = append(pr.Caveats, fmt.Sprintf("costs per request are %s's as measured; another engine's may differ", r.Target.Engine))
 	}
 	return pr
+}
+
+// latencyLimit is the bound the profile's device latencies put on the
+// run. Two limits, the lower of which holds:
+//   - each connection waits, per request, the log's latency for every
+//     commit that waits for its flush (durability full; none when relaxed)
+//     and the data file's latency for every data read (one that missed the
+//     cache), one after the other: threads ÷ that wait;
+//   - the log device flushes one after another: 1 ÷ (flushes per request
+//     × the log's latency), the flushes per request as measured (group
+//     commit shares one among several commits; SQLite, one writer at a
+//     time, syncs each commit in turn).
+//
+// Limit is the threads (more connections raise the first). Not modelled
+// when the profile gives no latency, or a count it needs was not measured.
+func latencyLimit(r *report.Result, l Limits, syncsPerReq, readsPerReq *float64) Limit {
+	lat := Limit{Resource: Latency, Unit: "connections", CostUnit: "ms/req"}
+	if l.LogLatencyMs == nil && l.DataLatencyMs == nil {
+		lat.NotModelled = "no latency in the profile"
+		return lat
+	}
+	threads := float64(r.Load.Threads)
+	lat.Limit = &threads
+	var missing []string
+	wait, serial := 0.0, math.Inf(1)
+	if l.LogLatencyMs != nil {
+		waits := report.CommitsWait(r.Target.Durability)
+		switch {
+		case syncsPerReq == nil:
+			missing = append(missing, "log flushes per request")
+		case waits == nil:
+			missing = append(missing, "whether commits wait for their flush (durability setting)")
+		default:
+			if *waits {
+				commits := 1.0 // one transaction per request where the server counts none
+				if c := r.Costs.CommitsPerOp; c != nil && r.Target.Engine != "sqlite" {
+					commits = *c
+				} else if r.Target.Engine == "sqlite" {
+					commits = *syncsPerReq // each commit syncs its own, in turn
+				}
+				wait += commits * *l.LogLatencyMs
+			}
+			if *syncsPerReq > 0 {
+				serial = 1000 / (*syncsPerReq * *l.LogLatencyMs)
+			}
+		}
+	}
+	if l.DataLatencyMs != nil {
+		if readsPerReq == nil {
+			missing = append(missing, "data reads per request")
+		} else {
+			wait += *readsPerReq * *l.DataLatencyMs
+		}
+	}
+	if len(missing) > 0 {
+		lat.NotModelled = strings.Join(missing, " and ") + " not measured"
+		return lat
+	}
+	lat.Cost = &wait
+	conns := math.Inf(1)
+	if wait > 0 {
+		conns = threads * 1000 / wait
+	}
+	ms := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	switch {
+	case math.IsInf(conns, 1) && math.IsInf(serial, 1):
+		return lat // no request waits for the device: no bound
+	case serial < conns:
+		lat.Capacity = f64(serial)
+		lat.Note = fmt.Sprintf("the log flushes one after another: %s ms each × %s flushes per request", ms(*l.LogLatencyMs), ms(*syncsPerReq))
+	default:
+		lat.Capacity = f64(conns)
+		lat.Note = fmt.Sprintf("%s, each waiting %s ms of device latency per request", diagnose.Threads(r.Load.Threads), ms(wait))
+	}
+	return lat
 }
 
 // capacity is limit×scale ÷ cost, or why it is not modelled. A cost of 0

@@ -81,6 +81,7 @@ func TestShippedProfiles(t *testing.T) {
 
 func TestPredict(t *testing.T) {
 	r := load(t, "result.json")
+	r.Target.Durability = target.DurabilityInfo{Setting: "synchronous_commit", During: "on"} // commits wait
 	// Fixture costs: log 4096 B/req, 1 flush/req, 0.5+1.5 data IOs/req,
 	// 2097152/1000 data bytes/req, 0.5 s CPU / 1000 req = 0.0005 s/req.
 	cases := []struct {
@@ -93,13 +94,19 @@ func TestPredict(t *testing.T) {
 	}{
 		{"all five", Limits{LogMBPerSec: p64(4), LogSyncsPerSec: p64(2000), DataIOPS: p64(1000), DataMBPerSec: p64(10), Cores: p64(2)},
 			500, DataIOPS, // 1000 IOPS ÷ 2 IOs
-			map[string]float64{LogMB: 1024.0 / 500, LogSyncs: 4, DataMB: 10, CPU: 8}, nil},
+			map[string]float64{LogMB: 1024.0 / 500, LogSyncs: 4, DataMB: 10, CPU: 8}, []string{Latency}},
 		{"log only", Limits{LogMBPerSec: p64(4)}, 1024, LogMB, map[string]float64{},
-			[]string{LogSyncs, DataIOPS, DataMB, CPU}},
+			[]string{LogSyncs, DataIOPS, DataMB, CPU, Latency}},
 		{"log vs flushes", Limits{LogMBPerSec: p64(1), LogSyncsPerSec: p64(2000)}, 256, LogMB,
-			map[string]float64{LogSyncs: 2000.0 / 256}, []string{DataIOPS, DataMB, CPU}},
+			map[string]float64{LogSyncs: 2000.0 / 256}, []string{DataIOPS, DataMB, CPU, Latency}},
 		{"cores bind", Limits{Cores: p64(0.1), DataIOPS: p64(1000)}, 200, CPU,
-			map[string]float64{DataIOPS: 2.5}, []string{LogMB, LogSyncs, DataMB}},
+			map[string]float64{DataIOPS: 2.5}, []string{LogMB, LogSyncs, DataMB, Latency}},
+		// 1 flush × 2 ms + 0.5 reads × 4 ms = 4 ms per request, one
+		// connection: 250/s, below the log's 1024.
+		{"latency binds", Limits{LogMBPerSec: p64(4), LogLatencyMs: p64(2), DataLatencyMs: p64(4)}, 250, Latency,
+			map[string]float64{LogMB: 1024.0 / 250}, []string{LogSyncs, DataIOPS, DataMB, CPU}},
+		{"log latency only", Limits{LogLatencyMs: p64(0.5)}, 2000, Latency, map[string]float64{},
+			[]string{LogMB, LogSyncs, DataIOPS, DataMB, CPU}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,5 +260,40 @@ func TestLoad(t *testing.T) {
 		if _, err := Load(a); err == nil {
 			t.Errorf("Load(%s): no error", a)
 		}
+	}
+}
+
+// TestLatencyThreads: the latency bound is per connection, and the log
+// device's flushes come one after another: four threads that each wait
+// 4 ms per request complete 1000 requests a second when group commit
+// shares a flush among four commits, but 500 when every request flushes
+// (2 ms each, in turn); relaxed durability takes the flush off the path;
+// SQLite syncs each commit in turn whatever its threads.
+func TestLatencyThreads(t *testing.T) {
+	r := load(t, "result.json")
+	r.Load.Threads = 4
+	r.Target.Durability = target.DurabilityInfo{Setting: "synchronous_commit", During: "on"}
+	prof := Profile{Name: "t", Limits: Limits{LogLatencyMs: p64(2), DataLatencyMs: p64(4)}}
+	check := func(name string, want float64, note string) {
+		t.Helper()
+		pr := Predict(r, prof)
+		l := pr.Limits[len(pr.Limits)-1]
+		if pr.RequestsPerSec == nil || !near(*pr.RequestsPerSec, want) || pr.Binding != Latency || l.Resource != Latency || !strings.Contains(l.Note, note) {
+			t.Fatalf("%s: ceiling %v (%s), %+v; want %g bound by latency, note %q", name, pr.RequestsPerSec, pr.Binding, l, want, note)
+		}
+	}
+	r.Costs.LogSyncsPerOp = p64(0.25)
+	check("group commit", 1000, "4 threads, each waiting 4 ms")
+	r.Costs.LogSyncsPerOp = p64(1)
+	check("a flush per request", 500, "the log flushes one after another: 2 ms each × 1 flushes per request")
+	r.Target.Durability.During = "off" // relaxed: only the reads wait
+	r.Costs.LogSyncsPerOp = p64(0.01)
+	check("relaxed", 2000, "4 threads, each waiting 2 ms")
+	r.Target.Engine, r.Target.Durability = "sqlite", target.DurabilityInfo{Setting: "synchronous", During: "FULL"}
+	r.Costs.LogSyncsPerOp, r.Costs.DataReadsPerOp, r.Load.Threads = p64(1), p64(0), 2
+	check("sqlite", 500, "one after another")
+	r.Target.Durability.During = "?"
+	if l := Predict(r, prof).Limits[5]; l.Capacity != nil || !strings.Contains(l.NotModelled, "durability") {
+		t.Fatalf("unknown durability: %+v", l)
 	}
 }

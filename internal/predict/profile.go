@@ -35,6 +35,13 @@ type Limits struct {
 	DataIOPS       *float64 `yaml:"data_iops" json:"data_iops"`
 	DataMBPerSec   *float64 `yaml:"data_mb_per_sec" json:"data_mb_per_sec"` // MiB/s
 	Cores          *float64 `yaml:"cores" json:"cores"`
+	// LogLatencyMs is what each log flush waits at least (the device's
+	// latency for a commit's write); DataLatencyMs what each data-file
+	// read waits at least (a read that missed the server's cache).
+	// Milliseconds. They bound each connection, not the whole: see
+	// Predict's latency limit.
+	LogLatencyMs  *float64 `yaml:"log_latency_ms" json:"log_latency_ms"`
+	DataLatencyMs *float64 `yaml:"data_latency_ms" json:"data_latency_ms"`
 }
 
 // Profile is a machine or cloud tier described by its limits.
@@ -54,7 +61,7 @@ type Profile struct {
 // count is the number of limits the profile gives.
 func (l Limits) count() int {
 	n := 0
-	for _, v := range []*float64{l.LogMBPerSec, l.LogSyncsPerSec, l.DataIOPS, l.DataMBPerSec, l.Cores} {
+	for _, v := range []*float64{l.LogMBPerSec, l.LogSyncsPerSec, l.DataIOPS, l.DataMBPerSec, l.Cores, l.LogLatencyMs, l.DataLatencyMs} {
 		if v != nil {
 			n++
 		}
@@ -79,7 +86,8 @@ func (p Profile) Validate() error {
 		errs = append(errs, "no limits")
 	}
 	for k, v := range map[string]*float64{"log_mb_per_sec": p.Limits.LogMBPerSec, "log_syncs_per_sec": p.Limits.LogSyncsPerSec,
-		"data_iops": p.Limits.DataIOPS, "data_mb_per_sec": p.Limits.DataMBPerSec, "cores": p.Limits.Cores} {
+		"data_iops": p.Limits.DataIOPS, "data_mb_per_sec": p.Limits.DataMBPerSec, "cores": p.Limits.Cores,
+		"log_latency_ms": p.Limits.LogLatencyMs, "data_latency_ms": p.Limits.DataLatencyMs} {
 		if v != nil && (!(*v > 0) || math.IsInf(*v, 0)) {
 			errs = append(errs, fmt.Sprintf("limits.%s must be > 0, got %g", k, *v))
 		}

@@ -178,6 +178,10 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 
 // commitsWait says whether each commit waits for its log flush under the
 // durability setting in force during the run; nil when it cannot tell.
+// CommitsWait says whether a commit waits for its log flush under the
+// durability setting in force during a run; nil when that is not known.
+func CommitsWait(d target.DurabilityInfo) *bool { return commitsWait(d) }
+
 func commitsWait(d target.DurabilityInfo) *bool {
 	v := strings.ToLower(strings.TrimSpace(d.During))
 	var wait bool

@@ -128,7 +128,12 @@ type Emulation struct {
 	LogSyncsPerSec *float64 `json:"log_syncs_per_sec"`
 	DataIOPS       *float64 `json:"data_iops"`
 	DataMBPerSec   *float64 `json:"data_mb_per_sec"` // MiB/s
-	NotEmulated    []string `json:"not_emulated,omitempty"`
+	// LogLatencyMs is added to each log sync, DataLatencyMs to each read
+	// of the data file: device time, not a queue (they are not in the
+	// files' emulated_wait_ms).
+	LogLatencyMs  *float64 `json:"log_latency_ms,omitempty"`
+	DataLatencyMs *float64 `json:"data_latency_ms,omitempty"`
+	NotEmulated   []string `json:"not_emulated,omitempty"`
 }
 
 // Emulator is implemented by targets that can hold their files to an

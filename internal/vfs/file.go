@@ -47,6 +47,9 @@ func newFile(f sqlitevfs.File, db *dbStats, c *counters) *file {
 func (f *file) emulate(op byte, n int) {
 	if g := f.db.gov.Load(); g != nil {
 		f.c.emulatedNs.Add(int64(g.wait(f.role, op, n)))
+		if d := g.latency(f.role, op); d > 0 {
+			time.Sleep(d) // the device's time: in the operation's, not the wait
+		}
 	}
 }
 

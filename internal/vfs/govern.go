@@ -14,6 +14,12 @@ type Limits struct {
 	LogSyncsPerSec  float64 // syncs of the WAL and the rollback journal
 	DataIOPS        float64 // reads and writes of the main file
 	DataBytesPerSec float64 // bytes read and written of the main file
+	// Device latency: added to each sync of the log and to each read of
+	// the main file (the reads a request waits for; SQLite writes the
+	// main file at checkpoints), after any queue. It is the device's
+	// time, so it is not in the emulated wait.
+	LogSyncLatency  time.Duration
+	DataReadLatency time.Duration
 }
 
 func (l Limits) zero() bool { return l == Limits{} }
@@ -99,6 +105,18 @@ const (
 	opWrite = 'w'
 	opSync  = 's'
 )
+
+// latency is the emulated device latency of an operation op on a file of
+// role (Limits.LogSyncLatency, DataReadLatency), 0 for none.
+func (g *governor) latency(role string, op byte) time.Duration {
+	switch {
+	case role == RoleLog && op == opSync:
+		return g.lim.LogSyncLatency
+	case role == RoleData && op == opRead:
+		return g.lim.DataReadLatency
+	}
+	return 0
+}
 
 // wait holds an operation op of n bytes on a file of role for the
 // emulated device, and returns how long it waited. The log's limits are

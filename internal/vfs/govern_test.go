@@ -92,3 +92,48 @@ func TestGovernWait(t *testing.T) {
 		}
 	}
 }
+
+// TestGovernLatency: a log sync latency makes every commit at full
+// durability wait at least that long, as the device's time (in the syncs'
+// time, not in the emulated wait); the data file's read latency applies to
+// its reads only.
+func TestGovernLatency(t *testing.T) {
+	Register()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ceiling.db")
+	t.Cleanup(func() { Forget(path) })
+	db := openDB(t, dsn(path, Name, "busy_timeout(10000)", "journal_mode(wal)", "synchronous(full)"))
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t(id INTEGER PRIMARY KEY, tag TEXT, v TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	const lat = 5 * time.Millisecond
+	Govern(path, Limits{LogSyncLatency: lat})
+	before := mustEntry(t, Stats(path), "ceiling.db-wal", RoleLog)
+	start := time.Now()
+	if err := insertRows(ctx, db, 20, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	el := time.Since(start)
+	after := mustEntry(t, Stats(path), "ceiling.db-wal", RoleLog)
+	syncs := after.Syncs - before.Syncs
+	if syncs < 20 {
+		t.Fatalf("20 commits at synchronous=FULL synced the WAL %d times", syncs)
+	}
+	if least := time.Duration(syncs) * lat; el < least || time.Duration(after.SyncNs-before.SyncNs) < least {
+		t.Errorf("%d syncs at +%v took %v (syncs %v), want at least %v", syncs, lat, el, time.Duration(after.SyncNs-before.SyncNs), least)
+	}
+	if after.EmulatedNs != before.EmulatedNs {
+		t.Errorf("latency counted as emulated wait: %v", time.Duration(after.EmulatedNs-before.EmulatedNs))
+	}
+	g := &governor{lim: Limits{LogSyncLatency: lat, DataReadLatency: 2 * lat}}
+	for _, c := range []struct {
+		role string
+		op   byte
+		want time.Duration
+	}{{RoleLog, opSync, lat}, {RoleLog, opWrite, 0}, {RoleData, opRead, 2 * lat}, {RoleData, opWrite, 0}, {RoleData, opSync, 0}, {RoleOther, opRead, 0}} {
+		if got := g.latency(c.role, c.op); got != c.want {
+			t.Errorf("%s %c latency %v, want %v", c.role, c.op, got, c.want)
+		}
+	}
+}

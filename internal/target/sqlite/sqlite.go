@@ -210,8 +210,10 @@ func (t *Target) Emulate(e *target.Emulation) {
 		return *v
 	}
 	const mib = 1 << 20
+	ms := func(v *float64) time.Duration { return time.Duration(val(v) * float64(time.Millisecond)) }
 	vfs.Govern(t.path, vfs.Limits{LogBytesPerSec: val(e.LogMBPerSec) * mib, LogSyncsPerSec: val(e.LogSyncsPerSec),
-		DataIOPS: val(e.DataIOPS), DataBytesPerSec: val(e.DataMBPerSec) * mib})
+		DataIOPS: val(e.DataIOPS), DataBytesPerSec: val(e.DataMBPerSec) * mib,
+		LogSyncLatency: ms(e.LogLatencyMs), DataReadLatency: ms(e.DataLatencyMs)})
 }
 
 // Dialect implements target.Target.
