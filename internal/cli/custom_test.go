@@ -86,7 +86,8 @@ requests:
 // updating two random rows in random order, deadlock on the servers: the
 // errors are classified as serialization and the run goes on; on
 // PostgreSQL, whose sessions then wait deadlock_timeout before the server
-// looks, the verdict is contention and says so, with the lock-order advice.
+// looks, the verdict says so, with the lock-order advice (also when the
+// sessions, all waiting on each other, completed nothing for a while).
 func TestCustomDeadlocks(t *testing.T) {
 	engs := map[string]string{
 		"postgres": testenv.Optional(t, testenv.PostgresEnv),
@@ -136,7 +137,9 @@ requests:
 			}
 			v := r["verdict"].(map[string]any)
 			ev := fmt.Sprint(v["evidence"], v["suggestions"])
-			if v["bottleneck"] != "contention" || !strings.Contains(ev, "deadlock_timeout (1s)") || !strings.Contains(ev, "locking the rows in one order") {
+			// Contention, or errors when more than a tenth of the
+			// transfers deadlocked: either way the deadlocks are named.
+			if b := v["bottleneck"]; (b != "contention" && b != "errors") || !strings.Contains(ev, "deadlock_timeout (1s)") || !strings.Contains(ev, "locking the rows in one order") {
 				t.Fatalf("verdict %v: %s", v["bottleneck"], ev)
 			}
 		})

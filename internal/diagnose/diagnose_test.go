@@ -1220,3 +1220,22 @@ func TestDeadlocksUnderOtherVerdicts(t *testing.T) {
 		t.Fatalf("no deadlock: %v", v.Evidence)
 	}
 }
+
+// TestStallOfDeadlocks: nothing completing while the sessions wait on each
+// other's row locks, deadlocking, is the run's own contention, not the
+// database stopping: the verdict stays contention with the stall as
+// evidence; without deadlocks (a lock taken outside the run, say) it is
+// a stall.
+func TestStallOfDeadlocks(t *testing.T) {
+	v := &Verdict{Bottleneck: Contention, Evidence: []string{"lock waits are 100% of the sessions' time ≥ 30%"}, Suggestions: []Suggestion{{Action: lockOrder}}}
+	st := StallInfo{ElapsedS: 3, InFlight: 4, OldestS: 3, Deadlocks: true}
+	got := WithStall(v, st)
+	ev := strings.Join(got.Evidence, "|")
+	if got.Bottleneck != Contention || !strings.HasPrefix(ev, "lock waits are 100%") || !strings.Contains(ev, "the run's own transactions held it up") || len(got.Suggestions) != 1 {
+		t.Fatalf("deadlocks: %s: %s %+v", got.Bottleneck, ev, got.Suggestions)
+	}
+	st.Deadlocks = false
+	if got := WithStall(v, st); got.Bottleneck != Stall {
+		t.Fatalf("lock waits without deadlocks: %s", got.Bottleneck)
+	}
+}

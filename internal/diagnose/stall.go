@@ -40,6 +40,10 @@ type StallInfo struct {
 	// LastCompleted is how many requests completed in the last second
 	// (with Starved).
 	LastCompleted int64
+	// Deadlocks: the run's own transactions deadlocked (its first
+	// serialization error was a deadlock), so requests waiting on row
+	// locks were waiting on each other, not on a database that stopped.
+	Deadlocks bool
 }
 
 // stalled says whether anything in st is worth a word.
@@ -106,6 +110,15 @@ func WithStall(v *Verdict, st StallInfo) *Verdict {
 		// A short stall is a detail of the verdict; a run whose requests
 		// failed is about its errors first.
 		out.Evidence = append(append([]string{}, v.Evidence...), ev...)
+		return &out
+	}
+	if v.Bottleneck == Contention && st.Deadlocks {
+		// The sessions waited on each other's row locks, deadlocking
+		// (PostgreSQL resolves each after deadlock_timeout): nothing
+		// completed because of the run's own transactions.
+		out.Evidence = append(append(append([]string{}, v.Evidence...), ev...),
+			"the requests were waiting on each other's row locks, with deadlocks among them: the run's own transactions held it up, not a database that stopped answering")
+		out.Rules[len(out.Rules)-1].Why += "; but the waits were on the run's own row locks (deadlocks): contention"
 		return &out
 	}
 	out.Bottleneck = Stall

@@ -92,7 +92,8 @@ func applyStalls(res *Result, grace time.Duration) {
 	if grace == 0 {
 		grace = runner.DefaultGrace
 	}
-	st := diagnose.StallInfo{ElapsedS: res.Summary.ElapsedS, GraceS: grace.Seconds()}
+	st := diagnose.StallInfo{ElapsedS: res.Summary.ElapsedS, GraceS: grace.Seconds(),
+		Deadlocks: deadlocked(res.Summary)}
 	for _, s := range res.Summary.Stalls {
 		st.Seconds += s.Seconds()
 		span := fmt.Sprintf("%.1f-%.1f s into the run", s.FromS, s.ToS)

@@ -116,7 +116,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		OpenLoop: res.Load.Model == "open", ClientCPUPct: res.Client.CPUPctCores, DeviceLatencyMs: dev,
 		KeptUp: res.Load.Model == "open" && len(res.Steps) > 0 && !anySaturated(res.Steps),
 		Errors: s.Errors, ErrorsByClass: s.ErrorsByClass,
-		Deadlock:        strings.Contains(strings.ToLower(s.FirstErrors["serialization"]), "deadlock"),
+		Deadlock:        deadlocked(s),
 		DeadlockTimeout: res.Target.Settings["deadlock_timeout"]}
 	if s.ElapsedS > 0 {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
@@ -178,6 +178,13 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 
 // commitsWait says whether each commit waits for its log flush under the
 // durability setting in force during the run; nil when it cannot tell.
+// deadlocked says whether the run's serialization errors were deadlocks:
+// the class holds deadlocks and serialization failures, and its first
+// message tells which.
+func deadlocked(s Summary) bool {
+	return s.ErrorsByClass["serialization"] > 0 && strings.Contains(strings.ToLower(s.FirstErrors["serialization"]), "deadlock")
+}
+
 // CommitsWait says whether a commit waits for its log flush under the
 // durability setting in force during a run; nil when that is not known.
 func CommitsWait(d target.DurabilityInfo) *bool { return commitsWait(d) }
