@@ -319,6 +319,16 @@ type RawRows interface {
 	RawLens(dst []int) ([]int, error)
 }
 
+// ValueRows is implemented by Rows that can give the current row's values
+// decoded, however many columns it has: a custom workload's col S C takes
+// a column of an earlier statement's first row. The values are what the
+// driver decodes (int64, float64, string, []byte, time.Time, its own
+// numeric types) and go back to it as arguments unchanged.
+type ValueRows interface {
+	Rows
+	Values() ([]any, error)
+}
+
 // Dialect holds what differs in SQL text between engines.
 type Dialect struct {
 	Engine string // "sqlite" | "postgres" | "mysql"

@@ -332,6 +332,25 @@ func (r rows) Scan(dest ...any) error {
 	return nil
 }
 
+var _ target.ValueRows = rows{}
+
+// Values implements target.ValueRows.
+func (r rows) Values() ([]any, error) {
+	cols, err := r.r.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("mysql: scan: %w", err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := r.r.Scan(ptrs...); err != nil {
+		return nil, fmt.Errorf("mysql: scan: %w", err)
+	}
+	return vals, nil
+}
+
 func (r rows) Err() error {
 	if err := r.r.Err(); err != nil {
 		return fmt.Errorf("mysql: query: %w", err)

@@ -333,6 +333,8 @@ func (c *conn) Close() error {
 	return nil
 }
 
+var _ target.ValueRows = rows{}
+
 // rows adapts pgx.Rows to target.Rows.
 type rows struct {
 	r pgx.Rows
@@ -345,6 +347,15 @@ func (r rows) Scan(dest ...any) error {
 		return fmt.Errorf("postgres: scan: %w", err)
 	}
 	return nil
+}
+
+// Values implements target.ValueRows.
+func (r rows) Values() ([]any, error) {
+	v, err := r.r.Values()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: scan: %w", err)
+	}
+	return v, nil
 }
 
 // RawLens implements target.RawRows from the DataRow's values.

@@ -174,6 +174,34 @@ func (r *rows) Next() bool {
 	return false
 }
 
+var _ target.ValueRows = (*rows)(nil)
+
+// Values implements target.ValueRows.
+func (r *rows) Values() ([]any, error) {
+	vals := make([]any, r.s.ColumnCount())
+	for i := range vals {
+		vals[i] = r.value(i)
+	}
+	return vals, nil
+}
+
+// value is column i of the current row as a Go value (int64, float64,
+// string, []byte or nil), which binds back as an argument: the driver's
+// own Value only lives until the next step.
+func (r *rows) value(i int) any {
+	switch r.s.ColumnType(i) {
+	case sqlite3.INTEGER:
+		return r.s.ColumnInt64(i)
+	case sqlite3.FLOAT:
+		return r.s.ColumnFloat(i)
+	case sqlite3.TEXT:
+		return r.s.ColumnText(i)
+	case sqlite3.BLOB:
+		return r.s.ColumnBlob(i, nil)
+	}
+	return nil
+}
+
 func (r *rows) Scan(dest ...any) error {
 	if len(dest) > r.s.ColumnCount() {
 		return fmt.Errorf("scan: %d destinations for %d columns", len(dest), r.s.ColumnCount())
@@ -195,7 +223,7 @@ func (r *rows) Scan(dest ...any) error {
 		case *time.Time:
 			*p = r.s.ColumnTime(i, sqlite3.TimeFormatDefault)
 		case *any:
-			*p = r.s.ColumnValue(i)
+			*p = r.value(i)
 		default:
 			return fmt.Errorf("scan: unsupported destination %T", d)
 		}

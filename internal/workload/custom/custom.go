@@ -68,7 +68,8 @@ Generators (load: and args:): seq (loading: 1 … rows), next TABLE (new ids
 after the loaded rows, shared by the workers), row TABLE (a loaded row's
 number), int A B, float A B [DECIMALS], text A B (letters), now, null,
 int A B zipf S and row TABLE zipf S (skewed: the low end hot, S > 1),
-ref K (the request's K-th argument again, counted over its statements).
+ref K (the request's K-th argument again, counted over its statements),
+col S C (column C of the first row an earlier statement S returned).
 A type or sql may differ per engine: {postgres: …, mysql: …, sqlite: …,
 default: …}. Placeholders are ? on every engine. A request returns rows
 (counted as rows/s) when it is a SELECT, WITH, VALUES or has RETURNING;
@@ -284,7 +285,7 @@ func (c *Custom) tryRequests(ctx context.Context, t target.Target) error {
 			return fmt.Errorf("try %s: %w", r.spec.Name, err)
 		}
 		for j, st := range r.stmts {
-			if _, err := w.exec(ctx, &w.reqs[i], &w.reqs[i].stmts[j]); err != nil {
+			if _, err := w.exec(ctx, &w.reqs[i], j); err != nil {
 				_ = conn.Rollback(context.WithoutCancel(ctx))
 				return fmt.Errorf("%s, tried once before the run: %w", st.where, err)
 			}
@@ -490,6 +491,20 @@ func (c *Custom) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 			}
 			wr.stmts = append(wr.stmts, ws)
 		}
+		// The statements whose first row a later one takes (col S C).
+		wr.caps = make([][]any, len(wr.stmts))
+		for i := range wr.stmts {
+			for _, g := range wr.stmts[i].gens {
+				if g.kind != genCol {
+					continue
+				}
+				src := &wr.stmts[g.colStmt]
+				if !src.query {
+					return nil, fmt.Errorf("%s: col %d %d: statement %d returns no rows (a SELECT, WITH, VALUES or RETURNING does)", r.stmts[i].where, g.colStmt+1, g.colIdx+1, g.colStmt+1)
+				}
+				src.needCols = max(src.needCols, g.colIdx+1)
+			}
+		}
 		w.reqs = append(w.reqs, wr)
 	}
 	return w, nil
@@ -528,15 +543,20 @@ type worker struct {
 type wreq struct {
 	txn   bool
 	stmts []wstmt
+	// caps holds, per statement, the first row it returned this request
+	// when a later statement takes a column of it (col S C); nil when it
+	// returned none.
+	caps [][]any
 }
 
 type wstmt struct {
-	sql   string
-	query bool
-	gens  []gen
-	z     []*rand.Zipf // per gen: its skew, or nil
-	slots []slot
-	args  []any
+	sql      string
+	query    bool
+	needCols int // columns a later statement takes from its first row (col S C); 0: none
+	gens     []gen
+	z        []*rand.Zipf // per gen: its skew, or nil
+	slots    []slot
+	args     []any
 }
 
 // Do implements workload.Worker: one request of the mix, drawn by weight.
@@ -557,7 +577,7 @@ func (w *worker) Do(ctx context.Context) (workload.Result, error) {
 		}
 	}
 	for i := range r.stmts {
-		n, err := w.exec(ctx, r, &r.stmts[i])
+		n, err := w.exec(ctx, r, i)
 		if err != nil {
 			if r.txn {
 				_ = w.conn.Rollback(context.WithoutCancel(ctx))
@@ -579,7 +599,8 @@ func (w *worker) Do(ctx context.Context) (workload.Result, error) {
 
 // exec sets the statement's arguments and runs it, returning the rows it
 // affected or returned.
-func (w *worker) exec(ctx context.Context, r *wreq, st *wstmt) (int64, error) {
+func (w *worker) exec(ctx context.Context, r *wreq, i int) (int64, error) {
+	st := &r.stmts[i]
 	w.fill(r, st)
 	if !st.query {
 		return w.conn.Exec(ctx, st.sql, st.args...)
@@ -589,14 +610,39 @@ func (w *worker) exec(ctx context.Context, r *wreq, st *wstmt) (int64, error) {
 		return 0, err
 	}
 	var n int64
+	if st.needCols > 0 {
+		r.caps[i] = nil
+	}
 	for rows.Next() {
-		n++
+		if n++; n == 1 && st.needCols > 0 {
+			if r.caps[i], err = firstRow(rows, st.needCols, i); err != nil {
+				_ = rows.Close()
+				return 0, err
+			}
+		}
 	}
 	if err := rows.Err(); err != nil {
 		_ = rows.Close()
 		return n, err
 	}
 	return n, rows.Close()
+}
+
+// firstRow is the current row's values, for a later statement's col S C
+// (which allocates: the values are decoded); it must have cols columns.
+func firstRow(rows target.Rows, cols, i int) ([]any, error) {
+	vr, ok := rows.(target.ValueRows)
+	if !ok {
+		return nil, errors.New("col S C: this target cannot give a row's values")
+	}
+	vals, err := vr.Values()
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) < cols {
+		return nil, fmt.Errorf("col %d %d: statement %d returned %d columns", i+1, cols, i+1, len(vals))
+	}
+	return vals, nil
 }
 
 // fill draws the arguments of st, a statement of request r, into its
@@ -617,6 +663,12 @@ func (w *worker) fill(r *wreq, st *wstmt) {
 			s.t = time.Now()
 		case genRef: // an earlier argument of the request: already drawn
 			*s = r.stmts[g.refStmt].slots[g.refArg]
+		case genCol: // an earlier statement's first row: already read
+			var v any
+			if row := r.caps[g.colStmt]; row != nil {
+				v = row[g.colIdx]
+			}
+			st.args[k] = v
 		}
 	}
 }

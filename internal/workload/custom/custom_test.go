@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"row of empty", req("  - name: a\n    sql: SELECT ?\n    args: [row empty]\n"), "table empty loads no rows"},
 		{"row of unknown", req("  - name: a\n    sql: SELECT ?\n    args: [row nope]\n"), "nope is not a table of the file"},
 		{"ref ahead", req("  - name: a\n    sql: SELECT ?, ?\n    args: [ref 2, int 1 2]\n"), "ref 2: the request has 0 arguments before this one"},
+		{"col first", req("  - name: a\n    sql: SELECT ?\n    args: [col 1 1]\n"), "the statement must be an earlier one of the request (1 … 0)"},
+		{"col zero", req("  - name: a\n    sql: SELECT ?\n    args: [col 0 1]\n"), "S and C count statements and columns from 1"},
 		{"ref zero", req("  - name: a\n    sql: SELECT ?\n    args: [ref 0]\n"), "K must be the number of an earlier argument"},
 		{"ref in load", "tables:\n  - name: t\n    rows: 1\n    columns:\n      - {name: id, type: int, load: ref 1}\nrequests:\n  - name: a\n    sql: SELECT 1\n", "ref K repeats a request's argument"},
 		{"zipf S", req("  - name: a\n    sql: SELECT ?\n    args: [int 1 9 zipf 1]\n"), "zipf S needs S above 1"},
@@ -535,4 +537,86 @@ func TestExamplesParse(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// TestCol: col S C sends a column of an earlier statement's first row
+// (with the type the driver decoded), NULL when it returned none; a
+// column it does not have, or a statement that returns no rows, is an
+// error before the run.
+func TestCol(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "col.yaml")
+	onEngines(t, func(t *testing.T, ctx context.Context, tg target.Target) {
+		write := func(requests string) *Custom {
+			t.Helper()
+			if err := os.WriteFile(file, []byte(okTables+"requests:\n"+requests), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := &Custom{Path: file, Seed: 5}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		defer func() {
+			_ = tg.Schema().DropTable(context.Background(), TablePrefix+"t")
+			_ = tg.Schema().DropTable(context.Background(), TablePrefix+"empty")
+			if left, err := tg.Schema().Tables(context.Background()); err == nil && len(left) == 0 {
+				_ = tg.Schema().DropAll(context.Background())
+			}
+		}()
+		c := write(`  - name: copy
+    transaction:
+      - sql: SELECT id, v FROM {t} WHERE id = ?
+        args: [row t]
+      - sql: UPDATE {t} SET n = ? WHERE id = ?
+        args: [col 1 2, col 1 1]
+  - name: miss
+    transaction:
+      - sql: SELECT id FROM {t} WHERE id < 0
+      - sql: UPDATE {t} SET n = 0 WHERE id = ?
+        args: [col 1 1]
+`)
+		if err := c.Prepare(ctx, tg, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := tg.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		wk, err := c.NewWorker(ctx, tg, conn, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 40; i++ {
+			res, err := wk.Do(ctx)
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			// copy: the row read and the row updated (MySQL counts an
+			// update that changes nothing, a row copied before, as 0);
+			// miss: nothing read, nothing updated.
+			if lo, hi := map[int]int64{0: 1, 1: 0}[res.Op], map[int]int64{0: 2, 1: 0}[res.Op]; res.Rows < lo || res.Rows > hi {
+				t.Fatalf("%s: %d rows, want %d … %d", c.Ops()[res.Op], res.Rows, lo, hi)
+			}
+		}
+		d := tg.Dialect()
+		tbl := d.Table(TablePrefix + "t")
+		set, err := scalar(ctx, conn, "SELECT COUNT(*) FROM "+tbl+" WHERE n IS NOT NULL")
+		if err != nil || set == 0 {
+			t.Fatalf("rows copied: %d, %v", set, err)
+		}
+		if bad, err := scalar(ctx, conn, "SELECT COUNT(*) FROM "+tbl+" WHERE n IS NOT NULL AND n <> v"); err != nil || bad != 0 {
+			t.Fatalf("rows whose n is not their v: %d, %v", bad, err)
+		}
+		for _, bad := range []struct{ requests, want string }{
+			{"  - name: a\n    transaction:\n      - sql: SELECT v FROM {t} WHERE id = 1\n      - sql: UPDATE {t} SET n = ? WHERE id = 1\n        args: [col 1 2]\n", "statement 1 returned 1 columns"},
+			{"  - name: a\n    transaction:\n      - sql: UPDATE {t} SET n = 1 WHERE id = 1\n      - sql: UPDATE {t} SET n = ? WHERE id = 1\n        args: [col 1 1]\n", "statement 1 returns no rows"},
+		} {
+			c := write(bad.requests)
+			if err := c.Prepare(ctx, tg, io.Discard); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%q: %v, want %q", bad.requests, err, bad.want)
+			}
+		}
+	})
 }

@@ -24,6 +24,10 @@ import (
 //	text A B     A … B random letters
 //	now          the current time
 //	null         NULL
+//	col S C      (requests) column C of the first row statement S of the
+//	             request returned (an earlier statement, one that returns
+//	             rows); NULL when it returned none. The id a SELECT found,
+//	             updated by the next statement.
 //	ref K        (requests) the value of the request's K-th argument, counted
 //	             from 1 over its statements in order (an earlier one): the
 //	             new order's id again in the order's lines
@@ -38,6 +42,8 @@ type gen struct {
 	// request) and that argument's own kind (never genRef).
 	refStmt, refArg int
 	refKind         genKind
+	// col S C: the statement and column (0-based) it takes.
+	colStmt, colIdx int
 }
 
 type genKind uint8
@@ -52,12 +58,13 @@ const (
 	genNow
 	genNull
 	genRef
+	genCol
 )
 
 // maxText is the longest text a generator makes.
 const maxText = 8000
 
-const genHelp = "seq, next TABLE, row TABLE [zipf S], int A B [zipf S], float A B [DECIMALS], text A B, now, null or ref K"
+const genHelp = "seq, next TABLE, row TABLE [zipf S], int A B [zipf S], float A B [DECIMALS], text A B, now, null, ref K or col S C"
 
 func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 	f := strings.Fields(s)
@@ -161,6 +168,19 @@ func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 		return gen{kind: genNow}, want(1, "now")
 	case "null":
 		return gen{kind: genNull}, want(1, "null")
+	case "col":
+		if load {
+			return gen{}, fmt.Errorf("col S C takes a column an earlier statement of the request returned; a loaded column takes another generator")
+		}
+		if err := want(3, "col S C"); err != nil {
+			return gen{}, err
+		}
+		st, err1 := strconv.Atoi(f[1])
+		c, err2 := strconv.Atoi(f[2])
+		if err1 != nil || err2 != nil || st < 1 || c < 1 {
+			return gen{}, fmt.Errorf("%q: S and C count statements and columns from 1", s)
+		}
+		return gen{kind: genCol, colStmt: st - 1, colIdx: c - 1}, nil
 	case "ref":
 		if load {
 			return gen{}, fmt.Errorf("ref K repeats a request's argument; a loaded column takes another generator")

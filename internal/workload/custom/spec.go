@@ -304,6 +304,14 @@ func compile(f *File) (*Spec, error) {
 		default:
 			bad("%s: no sql (or transaction)", where)
 		}
+		for i := range r.stmts {
+			st := &r.stmts[i]
+			for k, g := range st.gens {
+				if g.kind == genCol && g.colStmt >= i {
+					bad("%s, argument %d: col %d %d: the statement must be an earlier one of the request (1 … %d)", st.where, k+1, g.colStmt+1, g.colIdx+1, i)
+				}
+			}
+		}
 		resolveRefs(r, bad)
 		for _, st := range r.stmts {
 			if len(st.sql) == 0 {
@@ -367,8 +375,11 @@ func resolveRefs(r *request, bad func(string, ...any)) {
 				to := flat[n-1]
 				tg := &r.stmts[to.stmt].gens[to.arg]
 				g.refStmt, g.refArg, g.refKind = to.stmt, to.arg, tg.kind
-				if tg.kind == genRef {
+				switch tg.kind {
+				case genRef:
 					g.refStmt, g.refArg, g.refKind = tg.refStmt, tg.refArg, tg.refKind
+				case genCol: // the same column again
+					*g = *tg
 				}
 			}
 			flat = append(flat, pos{i, k})
