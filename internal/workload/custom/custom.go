@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -86,9 +87,10 @@ const TablePrefix = "u_"
 
 // Custom is the custom workload.
 type Custom struct {
-	Path  string // --file
-	Seed  uint64 // --seed
-	Reuse bool   // --reuse: the tables as they are, not loaded afresh
+	Path  string  // --file
+	Seed  uint64  // --seed
+	Reuse bool    // --reuse: the tables as they are, not loaded afresh
+	Scale float64 // --scale: the tables' rows × this
 
 	spec *Spec
 	sum  string         // sha256 of the file, hex, first 12
@@ -107,7 +109,23 @@ var (
 func (c *Custom) Flags(fs *pflag.FlagSet) {
 	fs.StringVarP(&c.Path, "file", "f", "", "the workload file (YAML: tables and weighted requests; see examples/custom/)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed for the loaded rows, the requests' arguments and their choice")
+	c.Scale = 1
+	fs.Var((*scaleValue)(&c.Scale), "scale", "multiply every table's rows by this (row TABLE and next TABLE follow; int A B ranges do not)")
 	fs.BoolVar(&c.Reuse, "reuse", false, "run and knee: use the file's tables as they are (left by `ceiling prepare custom` or an earlier run) instead of loading a fresh copy; next TABLE continues after the highest value of TABLE's seq column")
+}
+
+// scaleValue is --scale: a factor above 0.
+type scaleValue float64
+
+func (v *scaleValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *scaleValue) Type() string   { return "factor" }
+func (v *scaleValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0) || f > 1e6 {
+		return fmt.Errorf("%q is not a factor above 0 (at most 1e6)", s)
+	}
+	*v = scaleValue(f)
+	return nil
 }
 
 // Validate implements workload.Workload: it reads and checks the file.
@@ -126,6 +144,11 @@ func (c *Custom) Validate() error {
 	spec, err := Parse(data)
 	if err != nil {
 		return fmt.Errorf("--file %s: %s", c.Path, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if c.Scale != 1 && c.Scale != 0 { // 0: not set (the flag starts at 1 and refuses 0)
+		if err := spec.scale(c.Scale); err != nil {
+			return fmt.Errorf("--scale %g: %w", c.Scale, err)
+		}
 	}
 	sum := sha256.Sum256(data)
 	c.spec, c.sum = spec, hex.EncodeToString(sum[:])[:12]
@@ -158,7 +181,7 @@ func (*Custom) NoByteCounts() {}
 
 // Params implements workload.Workload.
 func (c *Custom) Params() map[string]any {
-	p := map[string]any{"file": c.Path, "seed": c.Seed, "reuse": c.Reuse}
+	p := map[string]any{"file": c.Path, "seed": c.Seed, "reuse": c.Reuse, "scale": c.Scale}
 	if c.spec == nil {
 		return p
 	}

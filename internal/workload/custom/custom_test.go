@@ -225,21 +225,8 @@ requests:
 	if allocs := testing.AllocsPerRun(100, func() { w.fill(r, st) }); allocs != 0 {
 		t.Fatalf("skewed draws allocate %.1f times", allocs)
 	}
-	if err := c.Prepare(context.Background(), tg, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := tg.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	rows, err := conn.Query(context.Background(), "SELECT COUNT(*) FROM "+tg.Dialect().Table(TablePrefix+"t")+" WHERE hot = 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var hot int64
-	if !rows.Next() || rows.Scan(&hot) != nil || hot < 330 || hot > 450 {
+	conn := prepared(t, c, tg)
+	if hot, err := scalar(context.Background(), conn, "SELECT COUNT(*) FROM "+tg.Dialect().Table(TablePrefix+"t")+" WHERE hot = 1"); err != nil || hot < 330 || hot > 450 {
 		t.Fatalf("loaded column: %d of 1000 rows hold 1, want about 390", hot)
 	}
 }
@@ -358,6 +345,21 @@ func sqliteWorker(t *testing.T, file string) (*Custom, *worker, target.Target) {
 		t.Fatal(err)
 	}
 	return c, wk.(*worker), tg
+}
+
+// prepared prepares c on tg and returns a connection to look at the
+// tables with (closed when the test ends).
+func prepared(t *testing.T, c *Custom, tg target.Target) target.Conn {
+	t.Helper()
+	if err := c.Prepare(context.Background(), tg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tg.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
 }
 
 func openSQLite(t *testing.T) target.Target {
@@ -619,4 +621,42 @@ func TestCol(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScale: --scale multiplies every table's rows, and row TABLE draws
+// from the scaled rows; the load makes that many; 0 is refused.
+func TestScale(t *testing.T) {
+	c := &Custom{Path: example, Seed: 1, Scale: 0.1}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int64{}
+	for _, tb := range c.spec.tables {
+		rows[tb.spec.Name] = tb.spec.Rows
+	}
+	if rows["customers"] != 100 || rows["orders"] != 2000 {
+		t.Fatalf("rows at --scale 0.1: %v", rows)
+	}
+	for _, r := range c.spec.requests {
+		for _, st := range r.stmts {
+			for _, g := range st.gens {
+				if g.kind == genRow && g.hi != g.table.spec.Rows {
+					t.Fatalf("%s: row %s draws up to %d, not its %d rows", st.where, g.table.spec.Name, g.hi, g.table.spec.Rows)
+				}
+			}
+		}
+	}
+	conn := prepared(t, c, openSQLite(t))
+	if n, err := scalar(context.Background(), conn, "SELECT COUNT(*) FROM ceiling_u_orders"); err != nil || n != 2000 {
+		t.Fatalf("orders loaded: %d, %v", n, err)
+	}
+	if hi, err := scalar(context.Background(), conn, "SELECT MAX(customer) FROM ceiling_u_orders"); err != nil || hi > 100 {
+		t.Fatalf("orders.customer up to %d (%v): row customers must draw from the 100 scaled rows", hi, err)
+	}
+	var v scaleValue
+	for _, bad := range []string{"0", "-1", "x", "1e9"} {
+		if err := v.Set(bad); err == nil {
+			t.Errorf("--scale %s accepted", bad)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -333,6 +334,37 @@ func compile(f *File) (*Spec, error) {
 	}
 	s.weights[len(s.weights)-1] = 1
 	return s, nil
+}
+
+// scale multiplies every table's rows by f (rounded, at least 1 where
+// there were any), and the row TABLE generators' ranges with them.
+func (s *Spec) scale(f float64) error {
+	for _, tb := range s.tables {
+		if tb.spec.Rows == 0 {
+			continue
+		}
+		n := math.Round(float64(tb.spec.Rows) * f)
+		if n > 1e12 {
+			return fmt.Errorf("table %s would have %.0f rows", tb.spec.Name, n)
+		}
+		tb.spec.Rows = max(int64(n), 1)
+	}
+	fix := func(gens []gen) {
+		for i := range gens {
+			if g := &gens[i]; g.kind == genRow {
+				g.hi = g.table.spec.Rows
+			}
+		}
+	}
+	for _, tb := range s.tables {
+		fix(tb.gens)
+	}
+	for _, r := range s.requests {
+		for i := range r.stmts {
+			fix(r.stmts[i].gens)
+		}
+	}
+	return nil
 }
 
 // placeOf names the i-th (0-based) item of a kind for an error: by its
