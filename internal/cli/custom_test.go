@@ -44,9 +44,12 @@ requests:
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	r, _ := readResult(t, out)
+	r, path := readResult(t, out)
 	if r.Workload.Name != "custom" || r.Workload.Params["file"] != file || r.Workload.Params["sha256"] == nil {
 		t.Fatalf("workload %q, params %v: want custom with the file and its sum", r.Workload.Name, r.Workload.Params)
+	}
+	if def := readJSONMap(t, path)["workload"].(map[string]any)["definition"]; def != spec {
+		t.Fatalf("workload.definition %q, want the file's text", def)
 	}
 	get, put := r.Summary.ByOp["get"], r.Summary.ByOp["put"]
 	if r.Summary.Requests != 400 || get.Requests+put.Requests != 400 || get.Requests <= put.Requests {

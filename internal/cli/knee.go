@@ -298,7 +298,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		}
 		return errors.New("no probe ran")
 	}
-	kp := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU(), NoBytes: workload.NoBytes(w)}
+	kp := report.Params{Version: version(), Workload: name, WParams: w.Params(), Definition: workload.DefinitionOf(w), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU(), NoBytes: workload.NoBytes(w)}
 	if a, ok := w.(workload.Advisor); ok {
 		kp.Advice = a.Advice
 	}

@@ -429,7 +429,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	info := t.Info()
 
 	cores := runtime.NumCPU()
-	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Load: cfg, Info: info, Cores: cores, NoBytes: workload.NoBytes(w)}
+	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Definition: workload.DefinitionOf(w), Load: cfg, Info: info, Cores: cores, NoBytes: workload.NoBytes(w)}
 	if o, ok := w.(workload.Observer); ok {
 		params.Figures = o.Figures
 	}

@@ -181,6 +181,9 @@ func testBlocks(r *report.Result) []Block {
 		}
 		blocks = append(blocks, Block{Table: &Table{Caption: "Server settings at the start", Head: []string{"setting", "value"}, Rows: srows, Align: "ll"}})
 	}
+	if d := r.Workload.Definition; d != "" {
+		blocks = append(blocks, Block{PreTitle: "The workload's definition (its file, as the run read it)", Pre: d})
+	}
 	for _, n := range r.Notes {
 		blocks = append(blocks, Block{Note: n})
 	}

@@ -52,6 +52,9 @@ type Block struct {
 	Table   *Table
 	Chart   *Chart
 	Note    string // a muted remark
+	// Pre is preformatted text (a custom workload's file), shown folded
+	// under its summary PreTitle.
+	Pre, PreTitle string
 }
 
 // VerdictBlock is a verdict: the bottleneck in large type, the evidence,

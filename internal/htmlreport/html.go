@@ -68,6 +68,8 @@ figure{max-width:880px;margin:14px 0;padding:8px;background:var(--chart);border:
 figure svg.chart{display:block;width:100%;height:auto}
 figcaption{font-size:.85em;color:var(--muted);padding:4px 4px 0}
 .note{color:var(--muted);font-size:.9em;margin:6px 0}
+details{margin:6px 0}summary{cursor:pointer;color:var(--muted)}
+pre{overflow-x:auto;font-size:.85em;padding:8px;border:1px solid var(--line);border-radius:4px;background:var(--card)}
 footer{color:var(--muted);font-size:.85em;margin-top:40px}
 @media print{
 body{font-size:10.5pt;background:#fff;color:#000}
@@ -129,6 +131,7 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Chart.Note}}<figcaption>{{.Chart.Note}}</figcaption>{{end}}
 </figure>
 {{else if .Note}}<p class="note">{{.Note}}</p>
+{{else if .Pre}}<details><summary>{{.PreTitle}}</summary><pre>{{.Pre}}</pre></details>
 {{end}}
 {{- end}}
 `

@@ -840,3 +840,20 @@ func TestDescribeEmulation(t *testing.T) {
 		t.Errorf("no emulated wait note in the report")
 	}
 }
+
+// TestReportDefinition: a custom workload's file, kept in the result, is
+// in the report folded under its summary, escaped as text.
+func TestReportDefinition(t *testing.T) {
+	ins := load(t, fxFull)
+	ins[0].Result.Workload.Definition = "requests:\n  - name: a\n    sql: SELECT 1 WHERE 1 < 2 -- <script>x</script>\n"
+	html := renderHTML(t, ins)
+	if !strings.Contains(html, "<details><summary>The workload&#39;s definition (its file, as the run read it)</summary><pre>requests:\n  - name: a\n    sql: SELECT 1 WHERE 1 &lt; 2 -- &lt;script&gt;x&lt;/script&gt;\n</pre></details>") {
+		t.Fatalf("no escaped definition in the report")
+	}
+	if strings.Contains(html, "<script>x") {
+		t.Fatal("the definition's text is not escaped")
+	}
+	if html := renderHTML(t, load(t, fxFull)); strings.Contains(html, "<details>") {
+		t.Fatal("a built-in workload's report shows a definition")
+	}
+}

@@ -78,6 +78,10 @@ type Tool struct {
 type Workload struct {
 	Name   string         `json:"name"`
 	Params map[string]any `json:"params"`
+	// Definition is the text that defines a user's workload (a custom
+	// workload's YAML file, as read), so that the result can be read and
+	// run again without it; empty for the built-in workloads.
+	Definition string `json:"definition,omitempty"`
 }
 
 // Load is the load model.
@@ -393,6 +397,7 @@ type Params struct {
 	Version    string
 	Workload   string
 	WParams    map[string]any
+	Definition string // workload.Definer's text, or ""
 	Load       runner.Config
 	Info       target.Info
 	Cores      int
@@ -446,7 +451,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		StartedAt:  r.Started.UTC(),
 		Partial:    r.Partial,
 		Target:     p.Info,
-		Workload:   Workload{Name: p.Workload, Params: p.WParams},
+		Workload:   Workload{Name: p.Workload, Params: p.WParams, Definition: p.Definition},
 		Load:       LoadOf(p.Load),
 		Steps:      []Step{},
 		Runs:       []RunSummary{},

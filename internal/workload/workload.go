@@ -98,6 +98,21 @@ type Advisor interface {
 	Advice(engine, bottleneck string) []string
 }
 
+// Definer is implemented by workloads defined by a text of the user's
+// (a custom workload's YAML file): Definition returns it, kept in the
+// result so that the run can be read and repeated without the file.
+type Definer interface {
+	Definition() string
+}
+
+// DefinitionOf is w's Definition, or "".
+func DefinitionOf(w Workload) string {
+	if d, ok := w.(Definer); ok {
+		return d.Definition()
+	}
+	return ""
+}
+
 // ThreadsChecker is implemented by workloads whose configuration must fit
 // the number of workers (updates: a row per worker in each table, as each
 // update holds its row until it returns). CheckThreads reports the

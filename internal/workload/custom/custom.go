@@ -93,6 +93,7 @@ type Custom struct {
 	Scale float64 // --scale: the tables' rows × this
 
 	spec *Spec
+	text string         // the file as read
 	sum  string         // sha256 of the file, hex, first 12
 	next []atomic.Int64 // per table: the last id handed out by next TABLE
 	solo int            // Isolate: 1 + the only request to run, 0 for the mix
@@ -103,6 +104,7 @@ var (
 	_ workload.NoByteCounts = (*Custom)(nil)
 	_ workload.Isolator     = (*Custom)(nil)
 	_ workload.TableOwner   = (*Custom)(nil)
+	_ workload.Definer      = (*Custom)(nil)
 )
 
 // Flags implements workload.Workload.
@@ -151,7 +153,7 @@ func (c *Custom) Validate() error {
 		}
 	}
 	sum := sha256.Sum256(data)
-	c.spec, c.sum = spec, hex.EncodeToString(sum[:])[:12]
+	c.spec, c.text, c.sum = spec, string(data), hex.EncodeToString(sum[:])[:12]
 	c.next = make([]atomic.Int64, len(spec.tables))
 	return nil
 }
@@ -171,6 +173,9 @@ func (c *Custom) ValidateCleanup() error {
 func (c *Custom) OwnsTable(name string) bool {
 	return c.spec == nil && strings.HasPrefix(name, TablePrefix)
 }
+
+// Definition implements workload.Definer: the file as read.
+func (c *Custom) Definition() string { return c.text }
 
 // Reusable says that the workload offers --reuse.
 func (*Custom) Reusable() bool { return true }
