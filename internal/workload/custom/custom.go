@@ -94,6 +94,7 @@ type Custom struct {
 
 	spec *Spec
 	text string         // the file as read
+	pool string         // random letters that text values are cut from
 	sum  string         // sha256 of the file, hex, first 12
 	next []atomic.Int64 // per table: the last id handed out by next TABLE
 	solo int            // Isolate: 1 + the only request to run, 0 for the mix
@@ -154,6 +155,9 @@ func (c *Custom) Validate() error {
 	}
 	sum := sha256.Sum256(data)
 	c.spec, c.text, c.sum = spec, string(data), hex.EncodeToString(sum[:])[:12]
+	// One pool of letters for every worker and the load: read only, so
+	// shared without a lock (64 KiB per worker added up with -c 1000).
+	c.pool = letterPool(rand.New(rand.NewPCG(c.Seed, 0x6c657474)), poolSize)
 	c.next = make([]atomic.Int64, len(spec.tables))
 	return nil
 }
@@ -428,7 +432,7 @@ func (c *Custom) load(ctx context.Context, t target.Target, tb *table, progress 
 		cols[i] = col.Name
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(tb.index)+1<<32))
-	src := &genRows{gens: tb.gens, z: zipfsOf(tb.gens, rng), rng: rng, pool: letterPool(rng, poolSize), vals: make([]any, len(tb.gens))}
+	src := &genRows{gens: tb.gens, z: zipfsOf(tb.gens, rng), rng: rng, pool: c.pool, vals: make([]any, len(tb.gens))}
 	name := TablePrefix + tb.spec.Name
 	start, last := time.Now(), time.Now()
 	for first := int64(1); first <= n; first += loadChunk {
@@ -494,7 +498,7 @@ func (c *Custom) NewWorker(_ context.Context, t target.Target, conn target.Conn,
 	}
 	d := t.Dialect()
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(id)))
-	w := &worker{c: c, conn: conn, rng: rng, pool: letterPool(rng, poolSize), weights: c.spec.weights, solo: c.solo}
+	w := &worker{c: c, conn: conn, rng: rng, pool: c.pool, weights: c.spec.weights, solo: c.solo}
 	for _, r := range c.spec.requests {
 		wr := wreq{txn: r.txn}
 		for _, st := range r.stmts {

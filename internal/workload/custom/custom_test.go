@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -333,7 +334,7 @@ func sqliteWorker(t *testing.T, file string) (*Custom, *worker, target.Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Custom{spec: spec, next: make([]atomic.Int64, len(spec.tables))}
+	c := &Custom{spec: spec, next: make([]atomic.Int64, len(spec.tables)), pool: letterPool(rand.New(rand.NewPCG(1, 2)), poolSize)}
 	tg := openSQLite(t)
 	conn, err := tg.Connect(context.Background())
 	if err != nil {
