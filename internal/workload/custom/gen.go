@@ -197,9 +197,9 @@ func parseGen(s string, tables map[string]*table, load bool) (gen, error) {
 	return gen{}, fmt.Errorf("%q: unknown generator: use %s", s, genHelp)
 }
 
-// letters are what text values are cut from: each worker holds a random
-// string of them and takes substrings (which share its memory), so a
-// request allocates nothing for its text.
+// letters are what text values are cut from: the workload holds one
+// random string of them, shared read-only, and takes substrings (which
+// share its memory), so a request allocates nothing for its text.
 const letters = "abcdefghijklmnopqrstuvwxyz"
 
 func letterPool(rng *rand.Rand, n int) string {
