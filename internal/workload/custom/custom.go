@@ -277,6 +277,9 @@ func (c *Custom) Prepare(ctx context.Context, t target.Target, progress io.Write
 			return err
 		}
 		for k, ix := range tb.spec.Indexes {
+			if progress != nil && tb.spec.Rows >= loadChunk { // a while on a large table
+				fmt.Fprintf(progress, "  indexing %s (%s)\n", tb.spec.Name, ix)
+			}
 			if err := t.Schema().CreateIndex(ctx, name, fmt.Sprintf("%s_ix%d", name, k+1), ix); err != nil {
 				return fmt.Errorf("table %s: index (%s): %w", tb.spec.Name, ix, err)
 			}
