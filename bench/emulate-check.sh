@@ -30,27 +30,30 @@ field() { # field FILE PYTHON-EXPR: a figure of a JSON document
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v='"$2"'; print("" if v is None else v)' "$1"
 }
 
-printf '%-16s %-26s %-10s %12s %12s %10s  %s\n' workload profile binding predicted measured meas/pred "emulated run's verdict"
+printf '%-30s %-26s %-10s %12s %12s %10s  %s\n' workload profile binding predicted measured meas/pred "emulated run's verdict"
+n=0
 for c in $CASES; do
   wl=${c%%:*}
   IFS=, read -r -a flags <<<"${c#*:}"
-  "$work/ceiling" run "$wl" "${flags[@]}" -T "${DUR}s" --db "$db" --no-probe --out "$work/base-$wl" >/dev/null
-  base=$(ls "$work/base-$wl"/*.json)
+  n=$((n + 1)) # a directory per case: two cases may run one workload
+  "$work/ceiling" run "$wl" "${flags[@]}" -T "${DUR}s" --db "$db" --no-probe --out "$work/base-$n" >/dev/null
+  base=$(ls "$work/base-$n"/*.json)
+  label="$wl ${flags[*]}" # the case, as the table names it
   for p in $PROFILES; do
     "$work/ceiling" predict "$base" --profile "$p" --json >"$work/pred.json"
     pred=$(field "$work/pred.json" 'd[0]["requests_per_sec"]')
     binding=$(field "$work/pred.json" 'd[0]["binding"]')
     unlimited=$(field "$base" 'd["summary"]["requests_per_sec"]')
     if [[ -z $pred ]]; then
-      printf '%-16s %-26s %-10s %12s %12s %10s  %s\n' "$wl" "$p" - - - - "no limit of the profile applies to this workload's costs"
+      printf '%-30s %-26s %-10s %12s %12s %10s  %s\n' "$label" "$p" - - - - "no limit of the profile applies to this workload's costs"
       continue
     fi
     if [[ $binding == cpu ]]; then
-      printf '%-16s %-26s %-10s %12.1f %12s %10s  %s\n' "$wl" "$p" "$binding" "$pred" - - "cores are not emulated"
+      printf '%-30s %-26s %-10s %12.1f %12s %10s  %s\n' "$label" "$p" "$binding" "$pred" - - "cores are not emulated"
       continue
     fi
     if python3 -c "import sys; sys.exit(0 if $pred < $unlimited else 1)"; then :; else
-      printf '%-16s %-26s %-10s %12.1f %12s %10s  %s\n' "$wl" "$p" "$binding" "$pred" - - "above the unlimited run's $(printf %.0f "$unlimited") req/s: the profile does not bind here"
+      printf '%-30s %-26s %-10s %12.1f %12s %10s  %s\n' "$label" "$p" "$binding" "$pred" - - "above the unlimited run's $(printf %.0f "$unlimited") req/s: the profile does not bind here"
       continue
     fi
     rm -rf "$work/emu"
@@ -58,6 +61,6 @@ for c in $CASES; do
     res=$(ls "$work/emu"/*.json)
     meas=$(field "$res" 'd["summary"]["requests_per_sec"]')
     verdict=$(field "$res" 'd["verdict"]["bottleneck"]')
-    printf '%-16s %-26s %-10s %12.1f %12.1f %10.2f  %s\n' "$wl" "$p" "$binding" "$pred" "$meas" "$(python3 -c "print($meas/$pred)")" "$verdict"
+    printf '%-30s %-26s %-10s %12.1f %12.1f %10.2f  %s\n' "$label" "$p" "$binding" "$pred" "$meas" "$(python3 -c "print($meas/$pred)")" "$verdict"
   done
 done
