@@ -352,6 +352,9 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 		f.stepDur, warm, f.open.arrival, f.open.lateAfter, diagnose.Threads(f.threads), info.Durability.Mode)
 	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one\n",
 		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision))
+	if note := thinPlan(slo, sp.Start, f.stepDur); note != "" {
+		fmt.Fprintln(e.stdout, "note: "+note)
+	}
 	switch sp.Retries {
 	case 0:
 		fmt.Fprintln(e.stdout, "re-runs: none (--retries 0): a rate fails at its first failing probe")
@@ -360,6 +363,28 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 	default:
 		fmt.Fprintf(e.stdout, "re-runs: a probe that breaks the SLO is run up to %d more times; its rate fails only if every run does\n", sp.Retries)
 	}
+}
+
+// thinPlan says, before the search, below which rate a probe of step
+// holds too few requests for the SLO's percentiles to be measured
+// (knee.ThinRequests above them), when the search starts below it; "".
+func thinPlan(slo knee.SLO, start float64, step time.Duration) string {
+	var worst string
+	var need int64
+	for _, t := range slo {
+		if n := knee.RequestsFor(t.Metric); n > need {
+			worst, need = t.Metric, n
+		}
+	}
+	if need == 0 || step <= 0 {
+		return ""
+	}
+	below := float64(need) / step.Seconds()
+	if start >= below {
+		return ""
+	}
+	return fmt.Sprintf("a %v probe below %s/s holds fewer than the %d requests %s needs to be measured (10 above it): there it is one of the probe's few slowest, and one stray slow request can fail the SLO (--step-duration %s measures it from %s/s)",
+		step, fmtRate(below), need, worst, report.ProbeSecs(float64(need)/start), fmtRate(start))
 }
 
 // figuresOf extracts what the SLO looks at from a probe's step.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-db/ceiling/internal/knee"
 )
 
 func TestParseRates(t *testing.T) {
@@ -558,4 +560,26 @@ func showPtr(p *float64) string {
 		return "null"
 	}
 	return strconv.FormatFloat(*p, 'f', 3, 64)
+}
+
+// TestThinPlan: before a knee search, a note says below which rate a probe
+// holds too few requests for the SLO's percentile, and the probe length
+// that measures it from the start rate; none when the start is above it
+// or the SLO bounds no percentile.
+func TestThinPlan(t *testing.T) {
+	slo, err := knee.ParseSLO("p99<50ms,p50<5ms,late<1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := thinPlan(slo, 10, 10*time.Second)
+	if !strings.Contains(got, "a 10s probe below 100/s holds fewer than the 1000 requests p99 needs") || !strings.Contains(got, "--step-duration 100s measures it from 10/s") {
+		t.Fatalf("note: %q", got)
+	}
+	if got := thinPlan(slo, 100, 10*time.Second); got != "" {
+		t.Fatalf("start at the rate that measures p99: %q", got)
+	}
+	other, _ := knee.ParseSLO("max<100ms,late<1%")
+	if got := thinPlan(other, 1, time.Second); got != "" {
+		t.Fatalf("no percentile: %q", got)
+	}
 }

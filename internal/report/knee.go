@@ -207,7 +207,7 @@ func KneeAnswer(k *Knee) string {
 		if need, thin := thinStart(k); thin != "" {
 			// A lower start would give the percentile fewer requests still.
 			return s + fmt.Sprintf(", but only by its %s, taken from too few requests to be more than a stray slow one: a probe at %s/s needs %s for %d requests (--step-duration), or start higher (--start)",
-				thin, fmtRate(k.Start), probeSecs(float64(need)/k.Start), need)
+				thin, fmtRate(k.Start), ProbeSecs(float64(need)/k.Start), need)
 		}
 		return s + "; try a lower --start"
 	case k.Rate == nil:
@@ -253,9 +253,9 @@ func thinStart(k *Knee) (int64, string) {
 	return need, strings.Join(names, " and ")
 }
 
-// probeSecs writes a probe duration in whole seconds, as --step-duration
+// ProbeSecs writes a probe duration in whole seconds, as --step-duration
 // takes it.
-func probeSecs(s float64) string {
+func ProbeSecs(s float64) string {
 	return fmt.Sprintf("%.0fs", math.Ceil(s))
 }
 
