@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload/custom"
 	"github.com/ceiling-db/ceiling/internal/workload/tpcc"
 )
 
@@ -16,17 +17,17 @@ import (
 func (e *env) checkCmd() *cobra.Command {
 	parent := &cobra.Command{
 		Use:                "check WORKLOAD [flags]",
-		Short:              "Check a workload's data for consistency (tpcc: the conditions of TPC-C clause 3.3.2)",
-		Example:            "  ceiling check tpcc --db postgres://postgres@localhost/postgres",
+		Short:              "Check a workload's data for consistency (tpcc: the conditions of TPC-C clause 3.3.2; custom: its file's checks)",
+		Example:            "  ceiling check tpcc --db postgres://postgres@localhost/postgres\n  ceiling check custom --file examples/custom/transfers.yaml",
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("%s has no consistency checks for %q; only tpcc has them", cmd.CommandPath(), args[0])
+				return usagef("%s has no consistency checks for %q; tpcc and custom have them", cmd.CommandPath(), args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("%s needs a workload: tpcc", cmd.CommandPath())
+			return usagef("%s needs a workload: tpcc or custom", cmd.CommandPath())
 		},
 	}
 	f := &targetFlags{durability: "server"}
@@ -61,6 +62,68 @@ func (e *env) checkCmd() *cobra.Command {
 		},
 	}
 	f.bind(sub.Flags())
-	parent.AddCommand(sub)
+	parent.AddCommand(sub, e.checkCustomCmd())
 	return parent
+}
+
+// checkCustomCmd is `ceiling check custom --file F`: the file's checks.
+func (e *env) checkCustomCmd() *cobra.Command {
+	f := &targetFlags{durability: "server"}
+	c := &custom.Custom{}
+	cmd := &cobra.Command{
+		Use:   "custom --file F [flags]",
+		Short: "run the checks of a custom workload's file (its checks: list) on its tables",
+		Long: `Runs the checks a custom workload's file lists under checks: on its tables
+as they are (after prepare, or after a run), each a query whose first column
+of its first row must equal the check's want (as numbers when both are):
+
+  checks:
+    - name: no-overdraft
+      sql: SELECT COUNT(*) FROM {accounts} WHERE balance < 0
+      want: 0
+
+Exits 1 when a check fails.`,
+		Example: "  ceiling check custom --file examples/custom/transfers.yaml --db postgres://postgres@localhost/postgres",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.Validate(); err != nil {
+				return &UsageError{Err: err}
+			}
+			if len(c.Spec().File.Checks) == 0 {
+				return usagef("check custom: %s lists no checks (a checks: list of name, sql and want)", c.Path)
+			}
+			ctx := cmd.Context()
+			t, err := e.openExisting(ctx, f)
+			if err != nil {
+				if errors.Is(err, target.ErrNoDatabase) {
+					return fmt.Errorf("check custom: %w; run `ceiling prepare custom --file %s` first", err, c.Path)
+				}
+				return err
+			}
+			defer closeTarget(t)
+			info := t.Info()
+			fmt.Fprintf(e.stdout, "ceiling %s: checking %s on %s %s (%s)\n", version(), c.Path, info.Engine, info.Version, info.DSN)
+			results, err := c.Check(ctx, t)
+			failed := 0
+			for _, r := range results {
+				if r.Pass {
+					fmt.Fprintf(e.stdout, "  ok      %-30s %s\n", r.Name, r.Got)
+				} else {
+					failed++
+					fmt.Fprintf(e.stdout, "  FAILED  %-30s got %s, want %s\n", r.Name, r.Got, r.Want)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("check custom: %w", err)
+			}
+			if failed > 0 {
+				return fmt.Errorf("check custom: %d of %d checks failed", failed, len(results))
+			}
+			return nil
+		},
+	}
+	f.bind(cmd.Flags())
+	cmd.Flags().StringVarP(&c.Path, "file", "f", "", "the custom workload's file, whose checks: to run")
+	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
+	return cmd
 }

@@ -19,7 +19,7 @@ func TestCheckTPCC(t *testing.T) {
 	if code, out, errs := runCLI(t, ctx, "check", "tpcc", "--db", db); code != ExitRun || !strings.Contains(errs, "prepare tpcc") {
 		t.Fatalf("check without a dataset: exit %d %q %q", code, out, errs)
 	}
-	if code, _, errs := runCLI(t, ctx, "check", "inserts-deletes"); code != ExitUsage || !strings.Contains(errs, "only tpcc") {
+	if code, _, errs := runCLI(t, ctx, "check", "inserts-deletes"); code != ExitUsage || !strings.Contains(errs, "tpcc and custom have them") {
 		t.Fatalf("check inserts-deletes: exit %d %q", code, errs)
 	}
 	if code, _, errs := runCLI(t, ctx, "check"); code != ExitUsage {

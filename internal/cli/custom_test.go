@@ -205,3 +205,30 @@ func TestFileCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCustom: `ceiling check custom --file F` runs the file's checks
+// (exit 0 when they hold), refuses a file without checks (usage), and
+// names the prepare to run when there is no database.
+func TestCheckCustom(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "c.db")
+	transfers, err := filepath.Abs("../../examples/custom/transfers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, context.Background(), "check", "custom", "--file", transfers, "--db", db)
+	if code != 1 || !strings.Contains(stderr, "run `ceiling prepare custom --file") {
+		t.Fatalf("no database: exit %d, %q", code, stderr)
+	}
+	if code, out, stderr := runCLI(t, context.Background(), "prepare", "custom", "--file", transfers, "--db", db); code != 0 {
+		t.Fatalf("prepare: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr := runCLI(t, context.Background(), "check", "custom", "--file", transfers, "--db", db)
+	if code != 0 || !strings.Contains(out, "ok      no-lost-update") {
+		t.Fatalf("check: exit %d\n%s%s", code, out, stderr)
+	}
+	code, _, stderr = runCLI(t, context.Background(), "check", "custom", "--file", example(t), "--db", db)
+	if code != 2 || !strings.Contains(stderr, "lists no checks") {
+		t.Fatalf("a file without checks: exit %d, %q", code, stderr)
+	}
+}

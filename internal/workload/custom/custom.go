@@ -178,6 +178,9 @@ func (c *Custom) OwnsTable(name string) bool {
 	return c.spec == nil && strings.HasPrefix(name, TablePrefix)
 }
 
+// Spec is the file as read and checked (after Validate), or nil.
+func (c *Custom) Spec() *Spec { return c.spec }
+
 // Definition implements workload.Definer: the file as read.
 func (c *Custom) Definition() string { return c.text }
 

@@ -95,6 +95,8 @@ func TestParseErrors(t *testing.T) {
 		{"ref in load", "tables:\n  - name: t\n    rows: 1\n    columns:\n      - {name: id, type: int, load: ref 1}\nrequests:\n  - name: a\n    sql: SELECT 1\n", "ref K repeats a request's argument"},
 		{"zipf S", req("  - name: a\n    sql: SELECT ?\n    args: [int 1 9 zipf 1]\n"), "zipf S needs S above 1"},
 		{"zipf text", req("  - name: a\n    sql: SELECT ?\n    args: [text 1 9 zipf 2]\n"), "skews int A B and row TABLE only"},
+		{"check want", req("  - name: a\n    sql: SELECT 1\n") + "checks:\n  - name: c\n    sql: SELECT 1\n", "want must be the value the query returns"},
+		{"check select", req("  - name: a\n    sql: SELECT 1\n") + "checks:\n  - name: c\n    sql: DELETE FROM {t}\n    want: 0\n", "the sql must return a row"},
 		{"bad generator", req("  - name: a\n    sql: SELECT ?\n    args: [gauss 1 2]\n"), "unknown generator"},
 		{"int order", req("  - name: a\n    sql: SELECT ?\n    args: [int 5 1]\n"), "A must not be above B"},
 		{"decimals", req("  - name: a\n    sql: SELECT ?\n    args: [float 1 2 x]\n"), "DECIMALS must be 0"},
@@ -658,6 +660,54 @@ func TestScale(t *testing.T) {
 	for _, bad := range []string{"0", "-1", "x", "1e9"} {
 		if err := v.Set(bad); err == nil {
 			t.Errorf("--scale %s accepted", bad)
+		}
+	}
+}
+
+// TestChecks: the transfers example's checks hold after prepare and after
+// its requests (the balances' total is kept under any interleaving), and a
+// balance changed behind its back fails the total, reporting what the
+// query returned.
+func TestChecks(t *testing.T) {
+	const transfers = "../../../examples/custom/transfers.yaml"
+	onEngines(t, func(t *testing.T, ctx context.Context, tg target.Target) {
+		c := &Custom{Path: transfers, Seed: 1}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			for _, tb := range c.Tables() {
+				_ = tg.Schema().DropTable(context.Background(), tb)
+			}
+			if left, err := tg.Schema().Tables(context.Background()); err == nil && len(left) == 0 {
+				_ = tg.Schema().DropAll(context.Background())
+			}
+		}()
+		conn := prepared(t, c, tg)
+		wk, err := c.NewWorker(ctx, tg, conn, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 200; i++ {
+			if _, err := wk.Do(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := c.Check(ctx, tg)
+		if err != nil || len(res) != 2 || !res[0].Pass || !res[1].Pass {
+			t.Fatalf("checks after 200 transfers: %+v, %v", res, err)
+		}
+		if _, err := conn.Exec(ctx, "UPDATE "+tg.Dialect().Table(TablePrefix+"accounts")+" SET balance = balance + 5 WHERE id = 1"); err != nil {
+			t.Fatal(err)
+		}
+		res, err = c.Check(ctx, tg)
+		if err != nil || res[1].Pass || res[1].Got != "14982" || res[1].Want != "14977" || !res[0].Pass {
+			t.Fatalf("checks after a lost 5: %+v, %v", res, err)
+		}
+	})
+	for in, want := range map[[2]string]bool{{"0", "0.00"}: true, {"14977", "14977"}: true, {"1e3", "1000"}: true, {"abc", "abc"}: true, {"1", "2"}: false, {"NULL", "0"}: false} {
+		if got := same(in[0], in[1]); got != want {
+			t.Errorf("same(%q, %q) = %v", in[0], in[1], got)
 		}
 	}
 }

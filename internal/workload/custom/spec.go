@@ -17,6 +17,16 @@ type File struct {
 	Description string        `yaml:"description"`
 	Tables      []TableSpec   `yaml:"tables"`
 	Requests    []RequestSpec `yaml:"requests"`
+	Checks      []CheckSpec   `yaml:"checks"`
+}
+
+// CheckSpec is a consistency condition of the file's data: a query whose
+// first column of its first row must equal Want (`ceiling check custom`,
+// and after each run).
+type CheckSpec struct {
+	Name string    `yaml:"name"`
+	SQL  PerEngine `yaml:"sql"`
+	Want yaml.Node `yaml:"want"` // a number or a text, as written
 }
 
 // TableSpec is one table of the file. Its rows are loaded by prepare, row
@@ -274,16 +284,10 @@ func compile(f *File) (*Spec, error) {
 	total := 0.0
 	for i := range f.Requests {
 		rs := &f.Requests[i]
-		where := placeOf("request", i, rs.Name)
-		switch {
-		case !opNameRE.MatchString(rs.Name):
-			bad("%s: name %q must be 1-30 lower-case letters, digits, - or _, starting with a letter", where, rs.Name)
-		case names[rs.Name]:
-			bad("%s: declared twice", where)
-		case rs.Name == "total":
+		where := namedOnce("request", i, rs.Name, names, bad)
+		if rs.Name == "total" {
 			bad("%s: total is the name of the summary's row of all requests; call the request something else", where)
 		}
-		names[rs.Name] = true
 		w := rs.weight()
 		if !(w > 0) || w > 1e9 {
 			bad("%s: weight must be above 0, got %g", where, w)
@@ -323,6 +327,23 @@ func compile(f *File) (*Spec, error) {
 			}
 		}
 		s.requests = append(s.requests, r)
+	}
+	checks := map[string]bool{}
+	for i := range f.Checks {
+		c := &f.Checks[i]
+		where := namedOnce("check", i, c.Name, checks, bad)
+		if c.Want.Kind != yaml.ScalarNode || c.Want.Tag == "!!null" {
+			bad("%s: want must be the value the query returns (a number or a text)", where)
+		}
+		if len(c.SQL) == 0 {
+			bad("%s: no sql", where)
+		}
+		for _, text := range c.SQL.texts() {
+			checkSQL(text, 0, where, byName, bad)
+			if !returnsRows(text) {
+				bad("%s: the sql must return a row (a SELECT)", where)
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -374,6 +395,21 @@ func placeOf(kind string, i int, name string) string {
 		return fmt.Sprintf("%s %d", kind, i+1)
 	}
 	return kind + " " + name
+}
+
+// namedOnce checks the name of the i-th item of a kind (a request, a
+// check): its form, and that seen does not hold it yet; it adds it and
+// returns how errors name the item.
+func namedOnce(kind string, i int, name string, seen map[string]bool, bad func(string, ...any)) string {
+	where := placeOf(kind, i, name)
+	switch {
+	case !opNameRE.MatchString(name):
+		bad("%s: name %q must be 1-30 lower-case letters, digits, - or _, starting with a letter", where, name)
+	case seen[name]:
+		bad("%s: declared twice", where)
+	}
+	seen[name] = true
+	return where
 }
 
 // weight is the request's weight, 1 when the file gives none.
