@@ -99,6 +99,7 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
   ceiling run single-inserts --rates 20:200:20 --step 30s   # open-loop ramp
   ceiling knee single-inserts --slo 'p99<50ms,late<1%'     # highest rate meeting an SLO
   ceiling run single-inserts --emulate azure-2014-s1       # held to a 2014 S1 tier's log rate
+  ceiling run custom --file examples/custom/orders.yaml    # your own tables and SQL (YAML)
   ceiling profile-host --out this-host.json               # this machine's flush latency
   ceiling workloads`,
 		SilenceUsage:  true,
