@@ -232,3 +232,29 @@ func TestCheckCustom(t *testing.T) {
 		t.Fatalf("a file without checks: exit %d, %q", code, stderr)
 	}
 }
+
+// TestRunChecks: a run of a file with checks runs them afterwards and
+// records them in the result's notes; a check that fails makes the run
+// exit 1 after writing its result.
+func TestRunChecks(t *testing.T) {
+	dir := t.TempDir()
+	transfers, err := filepath.Abs("../../examples/custom/transfers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "ok")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "custom", "--file", transfers, "--ops", "100", "-c", "2", "--isolate", "0", "--no-probe", "--db", "sqlite:"+filepath.Join(dir, "a.db"), "--out", out)
+	if code != 0 || !strings.Contains(stdout, "note: check after the run: no-lost-update: ok (14977)") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	// --seed 2 loads other balances: the file's total no longer holds.
+	out = filepath.Join(dir, "bad")
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "custom", "--file", transfers, "--seed", "2", "--ops", "100", "--isolate", "0", "--no-probe", "--db", "sqlite:"+filepath.Join(dir, "b.db"), "--out", out)
+	if code != 1 || !strings.Contains(stdout, "no-lost-update: FAILED, got") || !strings.Contains(stderr, "1 of 2 checks failed after the run (the result is written)") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	notes := fmt.Sprint(readJSONMap(t, firstResult(t, out))["notes"])
+	if !strings.Contains(notes, "check after the run: no-lost-update: FAILED") {
+		t.Fatalf("notes: %s", notes)
+	}
+}

@@ -471,6 +471,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		iso, isoErr = e.runIsolated(ctx, t, w, f, params)
 		release()
 	}
+	checks, failedChecks := e.postCheck(ctx, t, w, results[len(results)-1].Partial || stopErr != nil)
 	post := e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
 	// Prepare may have learnt parameters (seqsel's --cold outcome).
 	params.WParams = w.Params()
@@ -502,7 +503,32 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d runs: %s", len(results), f.repeat, oneLine(stopErr.Error())))
 	}
-	return e.finish(f.out, doc, cerr, stopErr)
+	for _, c := range checks {
+		doc.Notes = append(doc.Notes, "check after the run: "+c)
+	}
+	if err := e.finish(f.out, doc, cerr, stopErr); err != nil {
+		return err
+	}
+	if failedChecks > 0 {
+		return fmt.Errorf("%d of %d checks failed after the run (the result is written)", failedChecks, len(checks))
+	}
+	return nil
+}
+
+// postCheck runs a workload's checks (workload.PostChecker) on the data
+// as the run left it, unless the run was cut short; it returns their
+// lines and how many failed.
+func (e *env) postCheck(ctx context.Context, t target.Target, w workload.Workload, cut bool) ([]string, int) {
+	pc, ok := w.(workload.PostChecker)
+	if !ok || cut || ctx.Err() != nil {
+		return nil, 0
+	}
+	lines, failed, err := pc.PostCheck(ctx, t)
+	if err != nil {
+		lines = append(lines, "could not run: "+oneLine(err.Error()))
+		failed++
+	}
+	return lines, failed // the summary's notes show them
 }
 
 // finish writes the result document, prints the summary and turns what

@@ -98,6 +98,14 @@ type Advisor interface {
 	Advice(engine, bottleneck string) []string
 }
 
+// PostChecker is implemented by workloads whose consistency checks are
+// cheap enough to run after every run (a custom file's checks:).
+// PostCheck runs them on the data as the run left it and returns one line
+// per check and how many failed; none when there are no checks.
+type PostChecker interface {
+	PostCheck(ctx context.Context, t target.Target) (lines []string, failed int, err error)
+}
+
 // Definer is implemented by workloads defined by a text of the user's
 // (a custom workload's YAML file): Definition returns it, kept in the
 // result so that the run can be read and repeated without the file.

@@ -53,6 +53,26 @@ func (c *Custom) Check(ctx context.Context, t target.Target) ([]CheckResult, err
 	return out, nil
 }
 
+// PostCheck implements workload.PostChecker: the file's checks, as lines
+// "name: ok (value)" or "name: FAILED, got X, want Y".
+func (c *Custom) PostCheck(ctx context.Context, t target.Target) ([]string, int, error) {
+	if c.spec == nil || len(c.spec.File.Checks) == 0 {
+		return nil, 0, nil
+	}
+	res, err := c.Check(ctx, t)
+	var lines []string
+	failed := 0
+	for _, r := range res {
+		if r.Pass {
+			lines = append(lines, fmt.Sprintf("%s: ok (%s)", r.Name, r.Got))
+		} else {
+			failed++
+			lines = append(lines, fmt.Sprintf("%s: FAILED, got %s, want %s", r.Name, r.Got, r.Want))
+		}
+	}
+	return lines, failed, err
+}
+
 // firstValue is the first column of the query's first row as text, "no
 // row" when it returns none, "NULL" for a NULL.
 func firstValue(ctx context.Context, conn target.Conn, sql string) (string, error) {
