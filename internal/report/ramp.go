@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
+
+	"github.com/ceiling-db/ceiling/internal/knee"
 )
 
 // rampRow is one row of the ramp table.
@@ -43,8 +45,16 @@ func PrintRamp(w io.Writer, r *Result) {
 func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	fmt.Fprintf(w, "%5s %10s %10s %6s %8s %6s %7s %9s %8s %8s %8s %9s %8s %9s %8s\n",
 		labelHead, "req/s", "achieved", "ach%", "late", "late%", "failed", "MB/min", "p50 ms", "p95", "p99", "log MB/s", "syncs/s", "data IOPS", "lag p99")
+	thin := false
 	for _, row := range rows {
 		s := row.step
+		p99 := "n/a"
+		if s.LatencyMs != nil {
+			p99 = fmt.Sprintf("%.3f", s.LatencyMs.P99)
+			if s.Completed < knee.RequestsFor("p99") {
+				p99, thin = p99+"*", true
+			}
+		}
 		lat := func(f func() float64) string {
 			if s.LatencyMs == nil {
 				return "n/a"
@@ -68,7 +78,7 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 		line := fmt.Sprintf("%5s %10s %10s %6s %8d %6s %7d %9s %8s %8s %8s %9s %8s %9s %8s  %s",
 			row.label, fmtRate(s.Rate), opt(s.AchievedPerSec, "%.1f"), opt(s.AchievedPct, "%.1f"), s.Late, opt(s.LatePct, "%.2f"),
 			s.Failed, opt(s.MBPerMin, "%.3f"),
-			lat(func() float64 { return s.LatencyMs.P50 }), lat(func() float64 { return s.LatencyMs.P95 }), lat(func() float64 { return s.LatencyMs.P99 }),
+			lat(func() float64 { return s.LatencyMs.P50 }), lat(func() float64 { return s.LatencyMs.P95 }), p99,
 			opt(s.LogMBPerSec, "%.2f"), opt(s.LogSyncsPerSec, "%.0f"), opt(s.DataIOPS, "%.0f"), lag, strings.Join(flags, "  "))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
@@ -78,6 +88,9 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	}
 	fmt.Fprintf(w, "  late = could not start within %s of its scheduled time: skipped, never run. lag p99 = ceiling's own delay in starting requests (ms).\n", lateAfter)
 	fmt.Fprintf(w, "  SATURATED = late > %g%% of scheduled, or achieved < %g%% of requested. n/a = not measured.\n", SatLatePct, SatAchievedPct)
+	if thin {
+		fmt.Fprintf(w, "  * p99 of fewer than %d requests: one of the step's %d slowest, so one stray slow request sets it (a longer --step measures it)\n", knee.RequestsFor("p99"), knee.ThinRequests)
+	}
 	for _, row := range rows {
 		if note := workerBound(row.step, r.Load.Threads); note != "" {
 			fmt.Fprintf(w, "  note: %s\n", note)

@@ -489,3 +489,25 @@ func TestAdvice(t *testing.T) {
 		t.Errorf("console verdict lacks the advice:\n%s", buf.String())
 	}
 }
+
+// TestRampThinP99: the ramp marks the p99 of a step with fewer than 1000
+// requests (one of its 10 slowest) and says so under the table; a step
+// with enough requests is not marked.
+func TestRampThinP99(t *testing.T) {
+	res := &Result{Steps: []Step{
+		{Index: 0, Rate: 10, Completed: 300, LatencyMs: &metrics.Latency{P99: 12.5}},
+		{Index: 1, Rate: 1000, Completed: 30000, LatencyMs: &metrics.Latency{P99: 1.25}},
+	}}
+	var buf bytes.Buffer
+	PrintRamp(&buf, res)
+	out := buf.String()
+	if !strings.Contains(out, "12.500*") || strings.Contains(out, "1.250*") || !strings.Contains(out, "* p99 of fewer than 1000 requests: one of the step's 10 slowest") {
+		t.Fatalf("ramp:\n%s", out)
+	}
+	res.Steps = res.Steps[1:]
+	buf.Reset()
+	PrintRamp(&buf, res)
+	if strings.Contains(buf.String(), "* p99 of fewer") {
+		t.Fatalf("footnote without a marked step:\n%s", buf.String())
+	}
+}
