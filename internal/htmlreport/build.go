@@ -684,8 +684,12 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	batch := isBatch(steps)
 	var rows [][]string
 	var marks [][]string
+	thin := false
 	for i, s := range steps {
 		lat := latencyCells(s.LatencyMs)
+		if !batch && report.ThinP99(s) {
+			lat[3], thin = lat[3]+"*", true
+		}
 		first := rate(s.Rate)
 		if batch {
 			first = strconv.Itoa(*s.Batch)
@@ -723,6 +727,9 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	caption := fmt.Sprintf("Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped; saturated = late above %g%% or achieved below %g%%; a verdict marked kept up is of a step that ran at its rate: what each request's time is made of, not where the rate tops out)", report.SatLatePct, report.SatAchievedPct)
 	if len(r.Runs) > 1 {
 		caption += "; the runs merged, ± one standard deviation over the runs"
+	}
+	if thin {
+		caption += "; " + report.ThinP99Note
 	}
 	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrll"}}}
 	if batch {

@@ -42,6 +42,14 @@ func PrintRamp(w io.Writer, r *Result) {
 	printRamp(w, r, "step", rows)
 }
 
+// ThinP99 says whether a step's p99 comes from fewer requests than it
+// takes to measure one (knee.RequestsFor: 1000, ten above it): one of its
+// few slowest requests then sets it.
+func ThinP99(s Step) bool { return s.LatencyMs != nil && s.Completed < knee.RequestsFor("p99") }
+
+// ThinP99Note explains the mark of a ThinP99 step's p99.
+var ThinP99Note = fmt.Sprintf("* p99 of fewer than %d requests: one of the step's %d slowest, so one stray slow request sets it (a longer --step measures it)", knee.RequestsFor("p99"), knee.ThinRequests)
+
 func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	fmt.Fprintf(w, "%5s %10s %10s %6s %8s %6s %7s %9s %8s %8s %8s %9s %8s %9s %8s\n",
 		labelHead, "req/s", "achieved", "ach%", "late", "late%", "failed", "MB/min", "p50 ms", "p95", "p99", "log MB/s", "syncs/s", "data IOPS", "lag p99")
@@ -51,7 +59,7 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 		p99 := "n/a"
 		if s.LatencyMs != nil {
 			p99 = fmt.Sprintf("%.3f", s.LatencyMs.P99)
-			if s.Completed < knee.RequestsFor("p99") {
+			if ThinP99(s) {
 				p99, thin = p99+"*", true
 			}
 		}
@@ -89,7 +97,7 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	fmt.Fprintf(w, "  late = could not start within %s of its scheduled time: skipped, never run. lag p99 = ceiling's own delay in starting requests (ms).\n", lateAfter)
 	fmt.Fprintf(w, "  SATURATED = late > %g%% of scheduled, or achieved < %g%% of requested. n/a = not measured.\n", SatLatePct, SatAchievedPct)
 	if thin {
-		fmt.Fprintf(w, "  * p99 of fewer than %d requests: one of the step's %d slowest, so one stray slow request sets it (a longer --step measures it)\n", knee.RequestsFor("p99"), knee.ThinRequests)
+		fmt.Fprintln(w, "  "+ThinP99Note)
 	}
 	for _, row := range rows {
 		if note := workerBound(row.step, r.Load.Threads); note != "" {
