@@ -77,7 +77,10 @@ default: …}. Placeholders are ? on every engine. A request returns rows
 otherwise its affected rows are counted. Requests may not be DDL; ceiling
 creates, loads and drops only the file's tables, and runs the statements
 as written. MB/min is not measured (the data volume of your statements is
-not known). examples/custom/orders.yaml in the source is a fuller example.`,
+not known). A checks: list of queries and the values they must return
+(name, sql, want) is run after each run and by ceiling check custom.
+examples/custom/orders.yaml and transfers.yaml in the source are fuller
+examples; --scale multiplies every table's rows.`,
 	New: func() workload.Workload { return &Custom{} },
 }
 
