@@ -319,6 +319,28 @@ type RawRows interface {
 	RawLens(dst []int) ([]int, error)
 }
 
+// QueryRow runs a query expected to return at most one row into dest. It
+// reports whether there was a row.
+func QueryRow(ctx context.Context, c Conn, sql string, dest []any, args ...any) (bool, error) {
+	rows, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	for rows.Next() { // drain, so the statement can be reused
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return true, rows.Close()
+}
+
 // ValueRows is implemented by Rows that can give the current row's values
 // decoded, however many columns it has: a custom workload's col S C takes
 // a column of an earlier statement's first row. The values are what the

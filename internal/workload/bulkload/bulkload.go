@@ -232,16 +232,9 @@ func countRows(ctx context.Context, t target.Target) (int64, error) {
 		return 0, err
 	}
 	defer c.Close()
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+t.Dialect().Table(Table))
-	if err != nil {
+	var n int64
+	if _, err := target.QueryRow(ctx, c, "SELECT COUNT(*) FROM "+t.Dialect().Table(Table), []any{&n}); err != nil {
 		return 0, fmt.Errorf("bulk-load: count rows: %w", err)
 	}
-	defer rows.Close()
-	var n int64
-	if rows.Next() {
-		if err := rows.Scan(&n); err != nil {
-			return 0, fmt.Errorf("bulk-load: count rows: %w", err)
-		}
-	}
-	return n, rows.Err()
+	return n, nil
 }

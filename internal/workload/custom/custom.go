@@ -388,22 +388,12 @@ func (c *Custom) reuse(ctx context.Context, t target.Target, progress io.Writer)
 
 // scalar runs a query returning one integer.
 func scalar(ctx context.Context, conn target.Conn, sql string) (int64, error) {
-	rows, err := conn.Query(ctx, sql)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
 	var v int64
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		return 0, errors.New("no row")
+	ok, err := target.QueryRow(ctx, conn, sql, []any{&v})
+	if err == nil && !ok {
+		err = errors.New("no row")
 	}
-	if err := rows.Scan(&v); err != nil {
-		return 0, err
-	}
-	return v, rows.Close()
+	return v, err
 }
 
 // loadChunk is how many rows one bulk call loads (one transaction, a

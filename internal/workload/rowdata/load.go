@@ -363,21 +363,8 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 		if !slices.Contains(have, name) {
 			return fmt.Errorf("--reuse: no ceiling table %s: %s", t.Dialect().Table(name), again)
 		}
-		rows, err := conn.Query(ctx, "SELECT count(*), coalesce(max(row_id), 0) FROM "+t.Dialect().Table(name))
-		if err != nil {
-			return fmt.Errorf("--reuse: count the rows of %s: %w", t.Dialect().Table(name), err)
-		}
 		var count, maxID int64
-		if rows.Next() {
-			err = rows.Scan(&count, &maxID)
-		}
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-		if err != nil {
+		if _, err := target.QueryRow(ctx, conn, "SELECT count(*), coalesce(max(row_id), 0) FROM "+t.Dialect().Table(name), []any{&count, &maxID}); err != nil {
 			return fmt.Errorf("--reuse: count the rows of %s: %w", t.Dialect().Table(name), err)
 		}
 		if count != n || maxID != n {

@@ -498,7 +498,7 @@ func (w *Workload) DropExtras(ctx context.Context, t target.Target) ([]string, e
 	for _, p := range mysqlProcs {
 		name := mysqlProcName(d, p.name)
 		var comment string
-		ok, err := queryRow(ctx, c, "SELECT ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ?", []any{&comment}, name)
+		ok, err := target.QueryRow(ctx, c, "SELECT ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ?", []any{&comment}, name)
 		if err != nil {
 			return dropped, fmt.Errorf("tpcc: look up procedure %s: %w", name, err)
 		}
@@ -511,28 +511,6 @@ func (w *Workload) DropExtras(ctx context.Context, t target.Target) ([]string, e
 		dropped = append(dropped, "procedure "+name)
 	}
 	return dropped, nil
-}
-
-// queryRow runs a query expected to return at most one row into dest. It
-// reports whether there was a row.
-func queryRow(ctx context.Context, c target.Conn, sql string, dest []any, args ...any) (bool, error) {
-	rows, err := c.Query(ctx, sql, args...)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return false, rows.Err()
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return false, err
-	}
-	for rows.Next() { // drain, so the statement can be reused
-	}
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	return true, rows.Close()
 }
 
 // call runs one transaction's function call and counts it as committed,

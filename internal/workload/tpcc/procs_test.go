@@ -155,7 +155,7 @@ func proceduresMatchClient(t *testing.T, engine, base string) {
 				t.Fatal(err)
 			}
 		}
-		if ok, err := queryRow(ctx, c, digest, []any{&o.digest}); err != nil || !ok {
+		if ok, err := target.QueryRow(ctx, c, digest, []any{&o.digest}); err != nil || !ok {
 			t.Fatalf("digest: %v", err)
 		}
 		return o

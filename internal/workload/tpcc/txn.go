@@ -274,7 +274,7 @@ func (k *vuser) rollback(ctx context.Context) {
 // row runs a query expected to return at most one row into dest. It
 // reports whether there was a row.
 func (k *vuser) row(ctx context.Context, sql string, dest []any, args ...any) (bool, error) {
-	return queryRow(ctx, k.conn, sql, dest, args...)
+	return target.QueryRow(ctx, k.conn, sql, dest, args...)
 }
 
 // exec runs a statement and returns the rows it affected.
