@@ -106,7 +106,7 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.versionCmd())
+	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.mergeCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
@@ -196,6 +196,9 @@ type targetFlags struct {
 	db         string
 	durability string
 	fs         *pflag.FlagSet // tells whether --db was given (bind)
+	// shared: take ceiling's namespace lock shared (run --shard: the
+	// shards hold it together), not alone.
+	shared bool
 }
 
 func (f *targetFlags) bind(fs *pflag.FlagSet) {
@@ -247,8 +250,15 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 		e.maxConns = t.Info().Settings["max_connections"]
 		// One ceiling per database at a time: a second one's prepare
 		// would drop the first one's tables under it.
+		var lock func(context.Context) error
 		if ex, ok := t.(target.Exclusive); ok {
-			if lerr := ex.LockNamespace(ctx); lerr != nil {
+			lock = ex.LockNamespace
+		}
+		if sl, ok := t.(target.ShardLocker); ok && f.shared {
+			lock = sl.LockNamespaceShared
+		}
+		if lock != nil {
+			if lerr := lock(ctx); lerr != nil {
 				_ = closeTarget(t)
 				return nil, lerr
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/shard"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
@@ -218,6 +219,15 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 	left, err := t.Schema().Tables(ctx)
 	if err != nil {
 		return fmt.Errorf("cleanup %s: %w", name, err)
+	}
+	if len(left) == 1 && left[0] == shard.Table {
+		// The sharded runs' meeting table, and nothing for it to serve:
+		// cleanup holds the namespace lock, so no shard is running.
+		if err := t.Schema().DropTable(ctx, shard.Table); err != nil {
+			return fmt.Errorf("cleanup %s: %w", name, err)
+		}
+		fmt.Fprintf(e.stdout, "dropped %s (the shards' meeting table)\n", t.Dialect().Table(shard.Table))
+		left = nil
 	}
 	if len(left) > 0 {
 		fmt.Fprintf(e.stdout, "kept ceiling's other tables: %s\n", strings.Join(left, ", "))

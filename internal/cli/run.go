@@ -46,6 +46,8 @@ type runFlags struct {
 	rates      string
 	step       time.Duration
 	stepWarmup time.Duration
+
+	shard shardFlags // --shard: one of several processes (shard.go)
 }
 
 // openFlags are the open-loop flags shared by run and knee.
@@ -131,7 +133,8 @@ confidence interval, in one result.`
   ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
   ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
   ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results
-  ceiling run %[1]s --emulate azure-2014-s1             # SQLite held to a tier's log rate`, name)
+  ceiling run %[1]s --emulate azure-2014-s1             # SQLite held to a tier's log rate
+  ceiling run %[1]s -c 12 --shard 0/3 --out shards      # one of 3 load generators; then ceiling merge shards/`, name)
 	if meta.RunExamples != "" {
 		example = meta.RunExamples
 	}
@@ -181,6 +184,9 @@ estimate; --no-probe skips it.` + docSection(meta),
 			if err := phaseFlags(fs, "run"); err != nil {
 				return err
 			}
+			if err := f.shard.setup(fs, name, w, f, e.dsn(&f.targetFlags)); err != nil {
+				return err
+			}
 			if spec := batchesSpec(w); spec != "" {
 				return e.runBatches(cmd.Context(), name, w, f, fs) // batches.go
 			}
@@ -225,6 +231,7 @@ estimate; --no-probe skips it.` + docSection(meta),
 		fs.Var(durationValue{&f.isolate}, "isolate", "after the measured mix, run each operation type alone for this long (closed loop, same threads, after a 1s warm-up) and report its own costs, verdict and share of the mix; 0 skips it")
 	}
 	f.open.bind(fs)
+	f.shard.bind(fs)
 	return cmd
 }
 
@@ -352,6 +359,9 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	if open {
 		cfg.Arrival, cfg.LateAfter, cfg.Seed = f.open.arrival, f.open.lateAfter, seed
 	}
+	if err := f.shard.split(f, &cfg); err != nil {
+		return runner.Config{}, err
+	}
 	if err := cfg.Validate(); err != nil { // a flag combination missed above
 		return runner.Config{}, &UsageError{Err: err}
 	}
@@ -439,7 +449,13 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	var (
 		results []*runner.Result
 		stopErr error // why the repeats stopped early, if they did
+		key     string
 	)
+	if f.shard.s != nil {
+		key = f.shard.runKey(name, w, f)
+		cfg.BeforeStart = f.shard.beforeStart(e, t, key, cfg)
+		defer f.shard.leave()
+	}
 	for k := 1; k <= f.repeat; k++ {
 		if f.repeat > 1 {
 			fmt.Fprintf(e.stdout, "\n== run %d of %d\n", k, f.repeat)
@@ -487,6 +503,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	if err != nil {
 		return err
 	}
+	hosts := f.shard.hostsOf()
+	f.shard.leave()
+	f.shard.apply(doc, results[0], key, hosts)
 	post.apply(doc)
 	if len(iso) > 0 {
 		doc.Isolated = iso
@@ -584,6 +603,9 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 		plan += ", closed loop"
 	}
 
+	if s := f.shard.s; s != nil {
+		plan = fmt.Sprintf("shard %s, %s (workers %d to %d of %d)", s, plan, f.shard.first, f.shard.first+f.threads-1, f.shard.total)
+	}
 	fmt.Fprintf(e.stdout, "running %s: %s, durability %s", name, plan, info.Durability.Mode)
 	if d := info.Durability; d.Setting != "" {
 		fmt.Fprintf(e.stdout, " (%s %s -> %s)", d.Setting, d.Before, d.During)

@@ -103,6 +103,27 @@ type Load struct {
 	LateAfterS  *float64 `json:"late_after_s"` // lateness limit; null in closed loop
 	Seed        *uint64  `json:"seed"`         // seed of the poisson arrivals; null in closed loop
 	Repeat      int      `json:"repeat"`       // runs merged into this document (1 without --repeat)
+	// Shard is set when the run was one shard of several (run --shard)
+	// or their merge (ceiling merge); absent otherwise.
+	Shard *Shard `json:"shard,omitempty"`
+}
+
+// Shard describes a sharded run: one shard's part, or the merge of all.
+type Shard struct {
+	// I is this shard (0 … N-1); -1 in a merged result.
+	I int `json:"i"`
+	N int `json:"n"`
+	// Key names the run the shards met under (the same for all).
+	Key string `json:"key"`
+	// Threads is the workers of all shards together (Load.Threads is this
+	// shard's, or all of them in a merged result); FirstWorker is this
+	// shard's first worker's number among them.
+	Threads     int `json:"threads_total"`
+	FirstWorker int `json:"first_worker"`
+	// Hosts are the shards' hosts, by shard, as they met.
+	Hosts []string `json:"hosts,omitempty"`
+	// Files are the merged shards' result files (merge only).
+	Files []string `json:"files,omitempty"`
 }
 
 // Summary is the headline figures of the measured phase.

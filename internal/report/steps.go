@@ -58,6 +58,10 @@ type Step struct {
 	RepeatStats map[string]*Stat `json:"repeat_stats,omitempty"` // --repeat: spread of this step over the runs
 	// Verdict is the diagnosis of this step; null when it completed nothing.
 	Verdict *diagnose.Verdict `json:"verdict"`
+	// Histogram is the latency histogram of the step's requests (as the
+	// result's histograms), kept by a shard's result (run --shard) so
+	// that ceiling merge can merge the shards' steps exactly.
+	Histogram string `json:"histogram,omitempty"`
 	// Batch is the rows per request of a bulk-load batch-size step
 	// (--batches): such steps are closed loop, so Rate is 0 and the
 	// achieved rate is what the workers did. Absent for rate steps.

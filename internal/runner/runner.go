@@ -79,6 +79,14 @@ type Config struct {
 	// Seed seeds the poisson arrival sequence; the same seed gives the same
 	// schedule.
 	Seed uint64
+	// FirstWorker is the id the workload's NewWorker gets for the first
+	// worker (0 unless this run is a shard of several: run --shard, whose
+	// workers are numbered after the earlier shards').
+	FirstWorker int
+	// BeforeStart, if set, is called once every worker is connected and
+	// before anything runs (run --shard: the shards meet there, so that
+	// they start together); an error ends the run before it starts.
+	BeforeStart func(ctx context.Context) error
 
 	// clock is the open loop's source of time and sleep; nil means the real
 	// clock. Tests put a timer-only clock here and run inside a synctest bubble.
@@ -300,6 +308,12 @@ func Run(ctx context.Context, cfg Config, t target.Target, w workload.Workload) 
 	if err := r.startWorkers(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.BeforeStart != nil {
+		if err := cfg.BeforeStart(ctx); err != nil {
+			r.closeWorkers()
+			return nil, err
+		}
+	}
 	if cfg.openLoop() {
 		return r.driveOpen(ctx), nil
 	}
@@ -363,7 +377,7 @@ func (r *run) startWorkers(ctx context.Context) error {
 			r.closeWorkers()
 			return &ConnectError{Worker: i, Workers: r.cfg.Threads, Err: err}
 		}
-		wk, err := r.w.NewWorker(ctx, r.t, conn, i)
+		wk, err := r.w.NewWorker(ctx, r.t, conn, r.cfg.FirstWorker+i)
 		if err != nil {
 			conn.Close()
 			r.closeWorkers()
@@ -806,7 +820,7 @@ func (k *worker) reconnect(ctx context.Context) bool {
 			}
 		}
 		if err == nil {
-			wk, werr := k.run.w.NewWorker(ctx, k.run.t, conn, k.id)
+			wk, werr := k.run.w.NewWorker(ctx, k.run.t, conn, k.run.cfg.FirstWorker+k.id)
 			if werr == nil {
 				k.conn, k.wk = conn, wk
 				k.rec.RecordReconnect()

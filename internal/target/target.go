@@ -274,6 +274,14 @@ type Exclusive interface {
 	LockNamespace(ctx context.Context) error
 }
 
+// ShardLocker is implemented by Exclusive targets whose namespace lock
+// can also be taken shared: the shards of one run (run --shard) hold it
+// together, and no ceiling that wants it alone gets it meanwhile (nor do
+// the shards while such a ceiling holds it).
+type ShardLocker interface {
+	LockNamespaceShared(ctx context.Context) error
+}
+
 // ErrNamespaceBusy is LockNamespace's error when another ceiling holds the
 // lock.
 var ErrNamespaceBusy = errors.New("another ceiling is using this database")

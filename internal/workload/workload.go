@@ -160,3 +160,17 @@ func NoBytes(w Workload) bool {
 type Attacher interface {
 	Attach(ctx context.Context, t target.Target, progress io.Writer) error
 }
+
+// Sharder is implemented by workloads that can run as one of several
+// shards (run --shard I/N: several ceiling processes, on one machine or
+// many, loading one database together, their results merged afterwards).
+// Shard makes the instance shard i of n (0 <= i < n) before Validate and
+// Prepare: it then takes the dataset `ceiling prepare` left instead of
+// loading one (the shards must not reload it under each other), and
+// splits what the shards must not share: the ids it inserts and the rows
+// it deletes or updates, deterministically by i and n. The workers'
+// ids are global (the runner numbers the shard's first worker after the
+// earlier shards'), so what is drawn per worker differs between shards.
+type Sharder interface {
+	Shard(i, n int) error
+}

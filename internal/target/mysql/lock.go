@@ -91,4 +91,30 @@ func lockHolder(ctx context.Context, c *sql.Conn, name string) string {
 	return s
 }
 
-var _ target.Exclusive = (*myTarget)(nil)
+// LockNamespaceShared implements target.ShardLocker as far as MySQL's
+// named locks allow: they have no shared mode, so a shard only checks
+// that no other ceiling holds the database now (a ceiling that starts
+// while the shards run is not kept off).
+func (t *myTarget) LockNamespaceShared(ctx context.Context) error {
+	return target.RetryBusy(ctx, func() error {
+		return t.withAdmin(ctx, func(c *sql.Conn) error {
+			name, err := nsLockName(ctx, c)
+			if err != nil {
+				return fmt.Errorf("mysql: check ceiling's namespace lock: %w", err)
+			}
+			var free sql.NullInt64
+			if err := c.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", name).Scan(&free); err != nil {
+				return fmt.Errorf("mysql: check ceiling's namespace lock: %w", err)
+			}
+			if free.Valid && free.Int64 == 0 {
+				return target.NamespaceBusy(lockHolder(ctx, c, name))
+			}
+			return nil
+		})
+	})
+}
+
+var (
+	_ target.Exclusive   = (*myTarget)(nil)
+	_ target.ShardLocker = (*myTarget)(nil)
+)

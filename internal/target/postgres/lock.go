@@ -17,15 +17,29 @@ const NamespaceLockKey int64 = 0x6365696c696e67
 
 // LockNamespace implements target.Exclusive with a session advisory lock
 // on the admin session, released when it ends (Close, or a lost session).
-func (t *pgTarget) LockNamespace(ctx context.Context) error {
+func (t *pgTarget) LockNamespace(ctx context.Context) error { return t.lockNamespace(ctx, false) }
+
+// LockNamespaceShared implements target.ShardLocker with the same
+// advisory lock, shared.
+func (t *pgTarget) LockNamespaceShared(ctx context.Context) error { return t.lockNamespace(ctx, true) }
+
+// lockFunc is the advisory lock function taking the lock as t holds it.
+func (t *pgTarget) lockFunc(shared bool) string {
+	if shared {
+		return "pg_try_advisory_lock_shared"
+	}
+	return "pg_try_advisory_lock"
+}
+
+func (t *pgTarget) lockNamespace(ctx context.Context, shared bool) error {
 	return target.RetryBusy(ctx, func() error {
 		return t.withAdmin(ctx, func(c *pgx.Conn) error {
 			var ok bool
-			if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", NamespaceLockKey).Scan(&ok); err != nil {
+			if err := c.QueryRow(ctx, "SELECT "+t.lockFunc(shared)+"($1)", NamespaceLockKey).Scan(&ok); err != nil {
 				return fmt.Errorf("postgres: lock ceiling's namespace: %w", err)
 			}
 			if ok {
-				t.locked = true
+				t.locked, t.lockShared = true, shared
 				return nil
 			}
 			return target.NamespaceBusy(lockHolder(ctx, c))
@@ -50,7 +64,7 @@ func (t *pgTarget) recheckLock(ctx context.Context) {
 			  AND classid::bigint = $1 AND objid::bigint = $2)`, NamespaceLockKey>>32, NamespaceLockKey&0xffffffff).Scan(&held); err != nil || held {
 			return err
 		}
-		if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", NamespaceLockKey).Scan(&ok); err != nil {
+		if err := c.QueryRow(ctx, "SELECT "+t.lockFunc(t.lockShared)+"($1)", NamespaceLockKey).Scan(&ok); err != nil {
 			return err
 		}
 		note = target.LockNote(time.Now(), ok, func() string { return lockHolder(ctx, c) })
@@ -68,7 +82,11 @@ func (t *pgTarget) recheckLock(ctx context.Context) {
 // session's backend lets go only as it exits, a moment later).
 func (t *pgTarget) unlockNamespace(ctx context.Context, c *pgx.Conn) {
 	if t.locked {
-		_, _ = c.Exec(ctx, "SELECT pg_advisory_unlock($1)", NamespaceLockKey)
+		unlock := "pg_advisory_unlock"
+		if t.lockShared {
+			unlock = "pg_advisory_unlock_shared"
+		}
+		_, _ = c.Exec(ctx, "SELECT "+unlock+"($1)", NamespaceLockKey)
 		t.locked = false
 	}
 }
@@ -106,4 +124,7 @@ func lockHolder(ctx context.Context, c *pgx.Conn) string {
 	return s
 }
 
-var _ target.Exclusive = (*pgTarget)(nil)
+var (
+	_ target.Exclusive   = (*pgTarget)(nil)
+	_ target.ShardLocker = (*pgTarget)(nil)
+)

@@ -83,9 +83,10 @@ type pgTarget struct {
 	closed bool
 	done   chan struct{} // closed by Close (ends the wait sampler's sleeps)
 
-	adminMu sync.Mutex // guards admin; serialises schema operations
-	admin   *pgx.Conn
-	locked  bool // the admin session holds the namespace lock (lock.go)
+	adminMu    sync.Mutex // guards admin; serialises schema operations
+	admin      *pgx.Conn
+	locked     bool // the admin session holds the namespace lock (lock.go)
+	lockShared bool // that lock is a shard's, shared (LockNamespaceShared)
 
 	sampleMu    sync.Mutex // guards sampler, samplerLost and postmaster
 	sampler     *pgx.Conn

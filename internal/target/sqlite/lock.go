@@ -25,7 +25,14 @@ func lockPath(path string) string {
 // database's lock file, held until Close (or the process ends), which
 // removes the file. It is best effort: a lock file this user may not open
 // (another user's) is passed over.
-func (t *Target) LockNamespace(context.Context) error {
+func (t *Target) LockNamespace(context.Context) error { return t.lockNamespace(false) }
+
+// LockNamespaceShared implements target.ShardLocker: a shared flock on
+// the same file, which the shards of one run hold together; the file is
+// left in place when they let go (another shard may still hold it).
+func (t *Target) LockNamespaceShared(context.Context) error { return t.lockNamespace(true) }
+
+func (t *Target) lockNamespace(shared bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lock != nil {
@@ -37,7 +44,7 @@ func (t *Target) LockNamespace(context.Context) error {
 		if err != nil {
 			return nil
 		}
-		busy, err := tryLock(f)
+		busy, err := tryLock(f, shared)
 		if busy {
 			holder := ""
 			if b, rerr := os.ReadFile(path); rerr == nil {
@@ -62,9 +69,11 @@ func (t *Target) LockNamespace(context.Context) error {
 			f.Close()
 			continue
 		}
-		_ = f.Truncate(0)
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-		t.lock = f
+		if !shared {
+			_ = f.Truncate(0)
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		t.lock, t.lockShared = f, shared
 		return nil
 	}
 	return nil
@@ -76,10 +85,15 @@ func (t *Target) unlock() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lock != nil {
-		_ = os.Remove(t.lock.Name())
+		if !t.lockShared {
+			_ = os.Remove(t.lock.Name())
+		}
 		_ = t.lock.Close()
 		t.lock = nil
 	}
 }
 
-var _ target.Exclusive = (*Target)(nil)
+var (
+	_ target.Exclusive   = (*Target)(nil)
+	_ target.ShardLocker = (*Target)(nil)
+)

@@ -54,9 +54,10 @@ type Target struct {
 	info    target.Info
 	sync    string // PRAGMA synchronous value applied per connection, "" = untouched
 
-	mu     sync.Mutex
-	schema *schema
-	lock   *os.File // LockNamespace's lock file, held until Close
+	mu         sync.Mutex
+	schema     *schema
+	lock       *os.File // LockNamespace's lock file, held until Close
+	lockShared bool     // the lock is a shard's, shared (LockNamespaceShared)
 
 	// busyNs is the time the target's connections waited for a lock held
 	// by another connection (busyWait): SQLite's single write lock above

@@ -100,7 +100,10 @@ type Custom struct {
 	pool string         // random letters that text values are cut from
 	sum  string         // sha256 of the file, hex, first 12
 	next []atomic.Int64 // per table: the last id handed out by next TABLE
-	solo int            // Isolate: 1 + the only request to run, 0 for the mix
+	// shardI and shardN (run --shard I/N): next TABLE hands out the ids
+	// ≡ shardI (mod shardN) only; shardN 0 when not sharded.
+	shardI, shardN int
+	solo           int // Isolate: 1 + the only request to run, 0 for the mix
 }
 
 var (
@@ -338,6 +341,23 @@ func (c *Custom) tryRequests(ctx context.Context, t target.Target) error {
 	return nil
 }
 
+// Shard implements workload.Sharder: the shards take the file's tables as
+// they are (as --reuse does), and next TABLE hands each shard the ids
+// ≡ I (mod N) after the highest there is. Other draws (row, int, zipf, ref)
+// are the file's own and may meet, as the same draws of two workers do.
+func (c *Custom) Shard(i, n int) error {
+	c.shardI, c.shardN, c.Reuse = i, n, true
+	return nil
+}
+
+// nextStep is how far next TABLE moves: 1, or the shards' count.
+func (c *Custom) nextStep() int64 {
+	if c.shardN > 0 {
+		return int64(c.shardN)
+	}
+	return 1
+}
+
 // reuse takes the file's tables as they are: each must be there (and
 // ceiling's); next TABLE continues after the highest value of the table's
 // seq column (the rows earlier runs inserted included), or after its
@@ -375,6 +395,13 @@ func (c *Custom) reuse(ctx context.Context, t target.Target, progress io.Writer)
 			break
 		}
 		c.next[tb.index].Store(next)
+		if c.shardN > 0 {
+			// The first id of this shard's class after next, less one step.
+			n := int64(c.shardN)
+			first := next + 1
+			first += ((int64(c.shardI)-first)%n + n) % n
+			c.next[tb.index].Store(first - n)
+		}
 	}
 	if progress != nil {
 		msg := "  reusing the file's tables as they are"
@@ -683,7 +710,7 @@ func (w *worker) fill(r *wreq, st *wstmt) {
 		g, s := &st.gens[k], &st.slots[k]
 		switch g.kind {
 		case genNext:
-			s.i = w.c.next[g.table.index].Add(1)
+			s.i = w.c.next[g.table.index].Add(w.c.nextStep())
 		case genRow, genInt:
 			s.i = g.int(w.rng, st.z[k])
 		case genFloat:

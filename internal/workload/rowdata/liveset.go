@@ -21,6 +21,8 @@ const liveShards = 64
 type LiveSet struct {
 	shards [liveShards]liveShard
 	next   atomic.Int64 // last id handed out by NextID
+	stride int64        // NextID's step: 1, or a shard's count of shards
+	loaded int64        // the last id of the prepared rows
 }
 
 type liveShard struct {
@@ -32,17 +34,28 @@ type liveShard struct {
 
 // NewLiveSet returns an empty set whose NextID starts after lastID.
 func NewLiveSet(lastID int64) *LiveSet {
-	s := &LiveSet{}
+	s := &LiveSet{stride: 1, loaded: lastID}
 	s.next.Store(lastID)
 	return s
 }
 
-// NextID hands out the next sequential row id.
-func (s *LiveSet) NextID() int64 { return s.next.Add(1) }
+// NewShardLiveSet is an empty set for shard i of n (run --shard): its
+// NextID hands out only the ids ≡ i (mod n) after lastID, so that the
+// shards' inserts never meet.
+func NewShardLiveSet(lastID int64, i, n int) *LiveSet {
+	s := &LiveSet{stride: int64(n), loaded: lastID}
+	first := lastID + 1
+	first += ((int64(i)-first)%int64(n) + int64(n)) % int64(n)
+	s.next.Store(first - int64(n))
+	return s
+}
+
+// NextID hands out the next row id: sequential, or a shard's next one.
+func (s *LiveSet) NextID() int64 { return s.next.Add(s.stride) }
 
 // MaxID is the highest id handed out so far (by NewLiveSet or NextID): no
 // row of the set has a larger id.
-func (s *LiveSet) MaxID() int64 { return s.next.Load() }
+func (s *LiveSet) MaxID() int64 { return max(s.next.Load(), s.loaded) }
 
 // Len is the number of live ids. It locks each shard in turn: for
 // occasional use (the mixed workload sizing its deletes), not per request.

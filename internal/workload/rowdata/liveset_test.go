@@ -42,3 +42,32 @@ func TestTakeWithARowPerWorker(t *testing.T) {
 		t.Fatalf("%d rows left, want %d", n, workers)
 	}
 }
+
+// TestShardLiveSet: a shard's NextID hands out only its class of ids,
+// after the loaded ones, so that the shards' ids never meet.
+func TestShardLiveSet(t *testing.T) {
+	const loaded, n = 10, 3
+	seen := map[int64]bool{}
+	for i := 0; i < n; i++ {
+		s := NewShardLiveSet(loaded, i, n)
+		if s.MaxID() != loaded {
+			t.Fatalf("shard %d: MaxID %d before any insert, want %d", i, s.MaxID(), loaded)
+		}
+		prev := int64(loaded)
+		for k := 0; k < 5; k++ {
+			id := s.NextID()
+			if id <= prev || id%n != int64(i) || seen[id] {
+				t.Fatalf("shard %d/%d: id %d after %d (ids must rise, be ≡ %d mod %d, and be no other shard's)", i, n, id, prev, i, n)
+			}
+			seen[id], prev = true, id
+		}
+		if s.MaxID() != prev {
+			t.Fatalf("shard %d: MaxID %d, want %d", i, s.MaxID(), prev)
+		}
+	}
+	for id := int64(loaded + 1); id <= loaded+15; id++ {
+		if !seen[id] {
+			t.Fatalf("id %d handed out by no shard: the classes must cover every id", id)
+		}
+	}
+}

@@ -215,6 +215,9 @@ type Base struct {
 	// Reuse (--reuse): Prepare takes the tables a `ceiling prepare` left,
 	// checked, instead of loading a fresh copy.
 	Reuse bool
+	// ShardI and ShardN (run --shard I/N, Shard): this instance is shard
+	// ShardI of ShardN; 0 and 0 when not sharded.
+	ShardI, ShardN int
 
 	// Live holds one live-id set per table, in table order.
 	Live []*LiveSet
@@ -228,6 +231,15 @@ func (b *Base) Flags(fs *pflag.FlagSet) {
 	if b.ReadOnly {
 		fs.BoolVar(&b.Reuse, "reuse", false, "use the tables a `ceiling prepare` of this workload left (same --rows and --tables; checked) instead of loading a fresh copy")
 	}
+}
+
+// Shard implements workload.Sharder: the shard takes the tables a
+// `ceiling prepare` left (checked as --reuse checks them) and keeps to the
+// rows whose id ≡ i (mod n), inserting ids of that class only, so that
+// the shards never delete, update or insert one another's rows.
+func (b *Base) Shard(i, n int) error {
+	b.ShardI, b.ShardN, b.Reuse = i, n, true
+	return nil
 }
 
 // Reusable says whether the workload offers --reuse (it never changes
@@ -368,11 +380,21 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 			return fmt.Errorf("--reuse: count the rows of %s: %w", t.Dialect().Table(name), err)
 		}
 		if count != n || maxID != n {
+			if b.ShardN > 0 {
+				again = fmt.Sprintf("a sharded run starts from the dataset as prepared: run `ceiling prepare` with the same --rows %d --tables %d before the shards", b.Rows, b.tables())
+			}
 			return fmt.Errorf("--reuse: %s holds %d rows with ids up to %d, not the %d (ids 1 to %d) of --rows %d --tables %d: %s",
 				t.Dialect().Table(name), count, maxID, n, n, b.Rows, b.tables(), again)
 		}
 		live := NewLiveSet(n)
-		EachRow(n, func(r *Row) { live.Add(r.ID, r.Bytes()) })
+		if b.ShardN > 0 {
+			live = NewShardLiveSet(n, b.ShardI, b.ShardN)
+		}
+		EachRow(n, func(r *Row) {
+			if b.ShardN == 0 || r.ID%int64(b.ShardN) == int64(b.ShardI) {
+				live.Add(r.ID, r.Bytes())
+			}
+		})
 		b.Live[i] = live
 	}
 	if progress != nil {
@@ -381,6 +403,9 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 			what = fmt.Sprintf("%d tables", len(names))
 		}
 		fmt.Fprintf(progress, "  reusing the prepared %s: %d rows (checked: count and highest id)\n", what, b.Rows)
+		if b.ShardN > 0 {
+			fmt.Fprintf(progress, "  shard %d of %d: the rows whose id mod %d is %d, and new ids likewise\n", b.ShardI, b.ShardN, b.ShardN, b.ShardI)
+		}
 	}
 	return nil
 }

@@ -59,6 +59,16 @@ func (w *SeqSel) Flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&w.Cold, "cold", false, "best effort to start the run with a cold cache (says per engine what it could and could not evict)")
 }
 
+// Shard implements workload.Sharder: the tables as prepared, each shard
+// scanning them whole; not with --cold, whose evictions would hit the
+// other shards' scans.
+func (w *SeqSel) Shard(i, n int) error {
+	if w.Cold {
+		return errors.New("--cold evicts the caches under the other shards' scans: run sequential-selects --cold unsharded")
+	}
+	return w.Base.Shard(i, n)
+}
+
 // Params implements workload.Workload.
 func (w *SeqSel) Params() map[string]any {
 	p := w.ParamsWith(map[string]any{"cold": w.Cold})

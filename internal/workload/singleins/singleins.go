@@ -7,7 +7,9 @@ package singleins
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -29,7 +31,17 @@ const table = "single_inserts"
 const RowBytes = rowdata.SizeInt + rowdata.SizeInt + 4
 
 // SingleInserts is the single-inserts workload.
-type SingleInserts struct{}
+type SingleInserts struct {
+	shard bool // run --shard: the table as prepared, not created afresh
+}
+
+// Shard implements workload.Sharder: the shards insert into the table
+// `ceiling prepare single-inserts` made, each row's id from the server's
+// identity column, so they need no split.
+func (w *SingleInserts) Shard(_, _ int) error {
+	w.shard = true
+	return nil
+}
 
 var _ workload.Workload = (*SingleInserts)(nil)
 
@@ -70,7 +82,18 @@ func InsertSQL(d target.Dialect) string {
 }
 
 // Prepare implements workload.Workload: an empty table, as in the source.
-func (*SingleInserts) Prepare(ctx context.Context, t target.Target, _ io.Writer) error {
+// A shard checks that the table is there instead.
+func (w *SingleInserts) Prepare(ctx context.Context, t target.Target, _ io.Writer) error {
+	if w.shard {
+		have, err := t.Schema().Tables(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(have, table) {
+			return fmt.Errorf("no ceiling table %s: run `ceiling prepare single-inserts` before the shards", t.Dialect().Table(table))
+		}
+		return nil
+	}
 	return t.Schema().CreateTable(ctx, table, tableBody(t.Dialect().Engine))
 }
 

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/report"
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/testenv"
+)
+
+// TestShardedRun: two shards of inserts-deletes run at once on one
+// prepared table (as two processes would), meet and start together, never
+// insert or delete each other's rows (every delete finds its row, no
+// duplicate key), and ceiling merge adds them up: requests, rows and
+// threads are the shards' sums, the merged histograms hold every request,
+// the table holds the prepared rows plus the inserts less the deletes
+// (give or take the requests in flight at the end),
+// and the merged result has a verdict where the shards' have none.
+func TestShardedRun(t *testing.T) {
+	engs := map[string]string{
+		"sqlite":   "sqlite:" + filepath.Join(t.TempDir(), "s.db"),
+		"postgres": testenv.Optional(t, testenv.PostgresEnv),
+		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
+	}
+	for name, dsn := range engs {
+		if dsn == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			defer func() {
+				code, stdout, stderr := runCLI(t, ctx, "cleanup", "inserts-deletes", "--db", dsn)
+				if code != 0 || !strings.Contains(stdout, "(the shards' meeting table)") {
+					t.Errorf("cleanup: exit %d, the meeting table must go with the last table\n%s%s", code, stdout, stderr)
+				}
+			}()
+			if code, stdout, stderr := runCLI(t, ctx, "prepare", "inserts-deletes", "--rows", "2000", "--db", dsn); code != 0 {
+				t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
+			}
+			out := t.TempDir()
+			var wg sync.WaitGroup
+			codes, outs := make([]int, 2), make([]string, 2)
+			for i := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var stderr string
+					codes[i], outs[i], stderr = runCLI(t, ctx, "run", "inserts-deletes", "--rows", "2000", "--db", dsn, "-c", "3", "-T", "2s",
+						"--shard", []string{"0/2", "1/2"}[i], "--shard-wait", "60s", "--no-probe", "--out", out)
+					outs[i] += stderr
+				}()
+			}
+			wg.Wait()
+			for i := range 2 {
+				if codes[i] != 0 || !strings.Contains(outs[i], "all 2 shards joined") {
+					t.Fatalf("shard %d/2: exit %d\n%s", i, codes[i], outs[i])
+				}
+			}
+			var shards []*report.Result
+			entries, _ := os.ReadDir(out)
+			for _, e := range entries {
+				shards = append(shards, readDoc(t, filepath.Join(out, e.Name())))
+			}
+			if len(shards) != 2 {
+				t.Fatalf("%d results in %s, want the 2 shards'", len(shards), out)
+			}
+			threads := 0
+			var requests int64
+			for _, s := range shards {
+				if s.Load.Shard == nil || s.Verdict != nil || s.Summary.Errors != 0 {
+					t.Fatalf("a shard's result: shard %+v, verdict %v (want none), %d errors %v", s.Load.Shard, s.Verdict, s.Summary.Errors, s.Summary.FirstErrors)
+				}
+				threads += s.Load.Threads
+				requests += s.Summary.Requests
+			}
+			if threads != 3 || shards[0].Load.Shard.Key != shards[1].Load.Shard.Key {
+				t.Fatalf("shards' threads %d (want -c 3 split), keys %q %q", threads, shards[0].Load.Shard.Key, shards[1].Load.Shard.Key)
+			}
+
+			merged := filepath.Join(t.TempDir(), "merged.json")
+			code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged)
+			if code != 0 || !strings.Contains(stdout, "verdict:") {
+				t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+			}
+			m := readDoc(t, merged)
+			ins, del := m.Summary.ByOp["insert"], m.Summary.ByOp["delete"]
+			if m.Summary.Requests != requests || ins.Requests+del.Requests != requests || m.Load.Threads != 3 || m.Load.Shard.I != -1 || m.Load.Shard.N != 2 {
+				t.Fatalf("merged: %d requests (insert %d, delete %d), threads %d, shard %+v; the shards made %d", m.Summary.Requests, ins.Requests, del.Requests, m.Load.Threads, m.Load.Shard, requests)
+			}
+			if del.Requests == 0 || del.Rows != del.Requests || ins.Rows != ins.Requests || m.Summary.Errors != 0 {
+				t.Fatalf("every insert and delete must find its row alone: insert %d rows in %d, delete %d rows in %d, %d errors", ins.Rows, ins.Requests, del.Rows, del.Requests, m.Summary.Errors)
+			}
+			var counted int64
+			for op, enc := range m.Histograms {
+				h, err := metrics.DecodeHist(enc)
+				if err != nil {
+					t.Fatalf("histogram %s: %v", op, err)
+				}
+				counted += h.TotalCount()
+			}
+			if counted != requests || m.Verdict == nil || m.Summary.LatencyMs == nil {
+				t.Fatalf("merged histograms hold %d requests (want %d); verdict %v, latency %v", counted, requests, m.Verdict, m.Summary.LatencyMs)
+			}
+			// Requests in flight as the measured phase ended finished
+			// uncounted: each may have moved the count by one.
+			fly := int64(m.Summary.InFlightAtEnd.Requests)
+			if got, want := countRows(t, dsn), 2000+ins.Rows-del.Rows; got < want-fly || got > want+fly {
+				t.Fatalf("the table holds %d rows, want 2000 + %d inserted - %d deleted = %d (± %d in flight at the end)", got, ins.Rows, del.Rows, want, fly)
+			}
+		})
+	}
+}
+
+// readDoc reads a result document.
+func readDoc(t *testing.T, path string) *report.Result {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &r
+}
+
+// countRows counts the rows of inserts-deletes' table.
+func countRows(t *testing.T, dsn string) (n int64) {
+	t.Helper()
+	withConn(t, dsn, func(ctx context.Context, c target.Conn, prefix string) {
+		if _, err := target.QueryRow(ctx, c, "SELECT count(*) FROM "+prefix+"rows", []any{&n}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return n
+}
+
+// TestShardErrors: what cannot run sharded, or merge, says why in one
+// line, and a shard whose partners never come gives up after
+// --shard-wait naming them.
+func TestShardErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "e.db")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "bulk-load", "--shard", "0/2"}, 2, "bulk-load cannot run sharded yet (these can: "},
+		{[]string{"run", "inserts-deletes", "--shard", "2/2"}, 2, "--shard 2/2: I must be between 0 and 1"},
+		{[]string{"run", "inserts-deletes", "--shard-wait", "5s"}, 2, "--shard-wait needs --shard"},
+		{[]string{"run", "inserts-deletes", "--shard", "0/2", "--repeat", "2"}, 2, "--repeat and --shard are exclusive"},
+		{[]string{"run", "inserts-deletes", "--shard", "1/4", "-c", "1"}, 2, "this shard would have no worker; give at least 4 workers"},
+		{[]string{"run", "single-inserts", "--shard", "0/2", "--durability", "relaxed", "--db", "mysql://root@127.0.0.1:1/x"}, 2, "changes innodb_flush_log_at_trx_commit for the whole server"},
+		{[]string{"run", "sequential-selects", "--cold", "--shard", "0/2"}, 2, "run sequential-selects --cold unsharded"},
+	} {
+		args := append(tc.args, "--no-probe", "--out", dir)
+		if !strings.Contains(strings.Join(tc.args, " "), "--db") {
+			args = append(args, "--db", db)
+		}
+		code, stdout, stderr := runCLI(t, ctx, args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q, want %d and one line with %q\n%s", tc.args, code, stderr, tc.code, tc.want, stdout)
+		}
+	}
+
+	// A shard alone: the other never joins.
+	if code, _, stderr := runCLI(t, ctx, "prepare", "single-inserts", "--db", db); code != 0 {
+		t.Fatalf("prepare: %s", stderr)
+	}
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, ctx, "run", "single-inserts", "--db", db, "--shard", "0/2", "--shard-wait", "1s", "-T", "1s", "-c", "2", "--no-probe", "--out", dir)
+	if code == 0 || !strings.Contains(stderr, "1 of 2 shards joined within 1s (missing 1)") || time.Since(start) > time.Minute {
+		t.Fatalf("a lone shard: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	// Before prepare, a shard does not create the table.
+	code, _, stderr = runCLI(t, ctx, "run", "inserts-deletes", "--db", db, "--shard", "0/2", "--no-probe", "--out", dir)
+	if code == 0 || !strings.Contains(stderr, "--reuse: no ceiling table") {
+		t.Fatalf("unprepared shard: exit %d, %q", code, stderr)
+	}
+
+	// Merge needs every shard of one run.
+	code, stdout, stderr = runCLI(t, ctx, "run", "single-inserts", "--db", db, "-T", "1s", "--no-probe", "--out", filepath.Join(dir, "plain.json"))
+	if code != 0 {
+		t.Fatalf("run: %s%s", stdout, stderr)
+	}
+	code, _, stderr = runCLI(t, ctx, "merge", filepath.Join(dir, "plain.json"))
+	if code != 2 || !strings.Contains(stderr, "is not a shard's result") {
+		t.Fatalf("merge of an unsharded result: exit %d, %q", code, stderr)
+	}
+}
