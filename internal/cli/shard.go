@@ -206,6 +206,7 @@ func (sf *shardFlags) apply(doc *report.Result, res *runner.Result, key string, 
 	doc.ID += fmt.Sprintf("-shard%dof%d", s.I, s.N)
 	doc.Load.Shard = &report.Shard{I: s.I, N: s.N, Key: key, Threads: sf.total, FirstWorker: sf.first, Hosts: hosts}
 	doc.Verdict = nil
+	report.DropForeignWork(doc)
 	for i := range doc.Steps {
 		doc.Steps[i].Verdict = nil
 	}

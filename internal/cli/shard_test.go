@@ -78,6 +78,11 @@ func TestShardedRun(t *testing.T) {
 				if s.Load.Shard == nil || s.Verdict != nil || s.Summary.Errors != 0 {
 					t.Fatalf("a shard's result: shard %+v, verdict %v (want none), %d errors %v", s.Load.Shard, s.Verdict, s.Summary.Errors, s.Summary.FirstErrors)
 				}
+				for _, n := range s.Notes {
+					if strings.Contains(n, "other work on the server") {
+						t.Fatalf("a shard's result blames other work for the other shards' commits: %s", n)
+					}
+				}
 				threads += s.Load.Threads
 				requests += s.Summary.Requests
 			}

@@ -116,7 +116,7 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 			m.Notes = append(m.Notes, fmt.Sprintf("shard %d started %.1fs after shard 0: the shards did not measure the same span", i, d.Seconds()))
 		}
 		for _, note := range r.Notes {
-			if !strings.HasPrefix(note, fmt.Sprintf("shard %d/%d:", i, n)) {
+			if !strings.HasPrefix(note, fmt.Sprintf("shard %d/%d:", i, n)) && !strings.Contains(note, foreignWorkMark) {
 				m.Notes = append(m.Notes, fmt.Sprintf("shard %d: %s", i, note))
 			}
 		}
@@ -356,8 +356,11 @@ func mergeEvidence(m *Result, rs []*Result, embedded bool) {
 		base := rs[0]
 		m.Evidence = base.Evidence
 		m.Files = append(m.Files, base.Files...)
-		if base.Evidence != nil && base.Evidence.Counters != nil && !base.Evidence.ServerRestarted {
-			m.Costs = costsOf(base.Evidence.Counters, m.Summary.Requests)
+		if ev := base.Evidence; ev != nil && ev.Counters != nil && !ev.ServerRestarted {
+			m.Costs = costsOf(ev.Counters, m.Summary.Requests)
+			if note := foreignWorkNote(m.Costs, ev.Counters[target.CtrCommits]-float64(m.Summary.Requests), ev.Seconds); note != "" {
+				m.Notes = append(m.Notes, note)
+			}
 		}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -830,9 +831,20 @@ func sortedKeys[V any](m map[string]V) []string {
 // a second on PostgreSQL) are left out of the commits counter, but the
 // server publishes them up to about a second late. So both the ratio
 // (> 1.5) and the excess rate (> 250/s) must be clearly above that.
+// foreignWorkMark is the part of foreignWorkNote's text that tells it
+// (a shard's result drops it: the other work is the other shards').
+const foreignWorkMark = "other work on the server is mixed into"
+
+// DropForeignWork removes foreignWorkNote's notes from a shard's result,
+// whose server counters hold the other shards' requests: ceiling merge
+// checks again over all of them.
+func DropForeignWork(res *Result) {
+	res.Notes = slices.DeleteFunc(res.Notes, func(n string) bool { return strings.Contains(n, foreignWorkMark) })
+}
+
 func foreignWorkNote(c Costs, excess, seconds float64) string {
 	if c.CommitsPerOp == nil || *c.CommitsPerOp <= 1.5 || seconds <= 0 || excess/seconds <= 250 {
 		return ""
 	}
-	return fmt.Sprintf("the server committed %.1f transactions per request ceiling sent: other work on the server is mixed into its server-wide counters, so the server evidence and per-request costs overstate this workload", *c.CommitsPerOp)
+	return fmt.Sprintf("the server committed %.1f transactions per request ceiling sent: "+foreignWorkMark+" its server-wide counters, so the server evidence and per-request costs overstate this workload", *c.CommitsPerOp)
 }
