@@ -43,6 +43,7 @@ type env struct {
 	isTTY          bool
 	dsnUsed        string // the DSN of the last target opened, to scrub errors
 	maxConns       string // its server's max_connections, when it has one
+	printResult    bool   // run --print-result: the result also on stdout, framed
 }
 
 // Run runs ceiling with args (without the program name) and returns the exit code.
@@ -106,7 +107,7 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.mergeCmd(), e.versionCmd())
+	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.mergeCmd(), e.shardJobCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {

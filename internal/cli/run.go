@@ -232,6 +232,7 @@ estimate; --no-probe skips it.` + docSection(meta),
 	}
 	f.open.bind(fs)
 	f.shard.bind(fs)
+	fs.BoolVar(&e.printResult, "print-result", false, "also print the JSON result on the console, one line between "+report.FramedBegin+" and "+report.FramedEnd+" (where only the log is kept, as a Kubernetes pod's: ceiling merge reads such logs)")
 	return cmd
 }
 
@@ -556,6 +557,12 @@ func (e *env) postCheck(ctx context.Context, t target.Target, w workload.Workloa
 func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) error {
 	path, err := report.Write(out, doc)
 	report.PrintSummary(e.stdout, doc)
+	if e.printResult {
+		fmt.Fprintln(e.stdout)
+		if perr := report.WriteFramed(e.stdout, doc); perr != nil && err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -294,7 +294,22 @@ func readShardInputs(args []string) ([]htmlreport.Input, error) {
 	for _, a := range args {
 		ins, err := readInputs([]string{a})
 		if err != nil {
-			return nil, err
+			// Not a result: a log holding results (run --print-result)?
+			b, rerr := os.ReadFile(a)
+			if rerr != nil {
+				return nil, err
+			}
+			framed, ferr := report.ReadFramed(b)
+			if ferr != nil {
+				return nil, usagef("%s: %v", a, ferr)
+			}
+			if len(framed) == 0 {
+				return nil, err
+			}
+			for k, r := range framed {
+				out = append(out, htmlreport.Input{Path: fmt.Sprintf("%s (result %d)", a, k+1), Result: r})
+			}
+			continue
 		}
 		fi, err := os.Stat(a)
 		if err != nil || !fi.IsDir() {

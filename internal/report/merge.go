@@ -1,8 +1,10 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -586,4 +588,45 @@ func setMergedVerdicts(m *Result) {
 	if m.Summary.Requests > 0 && !math.IsNaN(m.Summary.RequestsPerSec) {
 		m.Verdict = diagnose.Diagnose(runFigures(m, nil))
 	}
+}
+
+// The markers around a result printed into a log (run --print-result),
+// for ceiling merge to find it there (a Kubernetes pod's log).
+const (
+	FramedBegin = "-----BEGIN CEILING RESULT-----"
+	FramedEnd   = "-----END CEILING RESULT-----"
+)
+
+// WriteFramed prints res as one line of JSON between the markers.
+func WriteFramed(w io.Writer, res *Result) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n%s\n%s\n", FramedBegin, b, FramedEnd)
+	return err
+}
+
+// ReadFramed finds the results printed by WriteFramed in a log (lines
+// may carry a prefix, as `kubectl logs --prefix` adds); none is no error.
+func ReadFramed(log []byte) ([]*Result, error) {
+	var out []*Result
+	lines := strings.Split(string(log), "\n")
+	for k := 0; k+1 < len(lines); k++ {
+		if !strings.Contains(lines[k], FramedBegin) {
+			continue
+		}
+		line := lines[k+1]
+		i := strings.IndexByte(line, '{')
+		if i < 0 {
+			return nil, fmt.Errorf("line %d: no result after %s", k+2, FramedBegin)
+		}
+		var r Result
+		if err := json.Unmarshal([]byte(strings.TrimSpace(line[i:])), &r); err != nil {
+			return nil, fmt.Errorf("line %d: the result after %s: %w (a log cut short?)", k+2, FramedBegin, err)
+		}
+		out = append(out, &r)
+		k++
+	}
+	return out, nil
 }

@@ -23,6 +23,10 @@ func Redact(dsn string) string {
 	return redact(dsn, nil)
 }
 
+// HasPassword says whether dsn holds a password (or what Redact would
+// hide as one).
+func HasPassword(dsn string) bool { return Redact(dsn) != dsn }
+
 // Scrub returns msg with every password found in dsn, and every extra secret
 // given (for example a password taken from PGPASSWORD), replaced by Mask.
 // Drivers' messages are not supposed to contain passwords; Scrub is the
