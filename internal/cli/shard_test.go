@@ -114,6 +114,14 @@ func TestShardedRun(t *testing.T) {
 			if counted != requests || m.Verdict == nil || m.Summary.LatencyMs == nil {
 				t.Fatalf("merged histograms hold %d requests (want %d); verdict %v, latency %v", counted, requests, m.Verdict, m.Summary.LatencyMs)
 			}
+			html := filepath.Join(t.TempDir(), "m.html")
+			if code, stdout, stderr := runCLI(t, ctx, "report", merged, "-o", html); code != 0 {
+				t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
+			}
+			page, _ := os.ReadFile(html)
+			if !strings.Contains(string(page), "2 shards merged") || strings.Contains(string(page), "Latency percentiles") {
+				t.Fatalf("the merged report must name the shards and draw no latency series (a merge keeps none per interval)")
+			}
 			// Requests in flight as the measured phase ended finished
 			// uncounted: each may have moved the count by one.
 			fly := int64(m.Summary.InFlightAtEnd.Requests)

@@ -151,6 +151,9 @@ func testBlocks(r *report.Result) []Block {
 	}
 	kv(&rows, "load model", loadText(r))
 	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
+	if sh := r.Load.Shard; sh != nil {
+		kv(&rows, "shards", shardText(sh, r.Load.Threads))
+	}
 	if r.Load.WarmupS > 0 {
 		kv(&rows, "warm-up (excluded)", strconv.FormatFloat(r.Load.WarmupS, 'f', -1, 64)+" s")
 	}
@@ -478,11 +481,25 @@ func throughputBlocks(r *report.Result) ([]Block, error) {
 	if r.Load.Model == "open" {
 		lnote = "open loop: latency counts from each request's scheduled start"
 	}
+	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
+		// A point of a shard's series keeps percentiles, which do not
+		// add up: no series to draw.
+		b1.Chart.Note = strings.TrimPrefix(b1.Chart.Note+"; the shards' series added up point by point. Latency over time is not available in a merged result (each shard kept percentiles per interval, which do not merge); the run's percentiles above are exact, from the shards' histograms", "; ")
+		return []Block{b1}, nil
+	}
 	b2, err := chartBlock(lc.Title, lc.SVG, lnote)
 	if err != nil {
 		return nil, err
 	}
 	return []Block{b1, b2}, nil
+}
+
+// shardText describes a shard's part of a sharded run, or the merge.
+func shardText(sh *report.Shard, threads int) string {
+	if sh.I < 0 {
+		return fmt.Sprintf("%d shards merged (run %s): %d load generators' results added up", sh.N, sh.Key, sh.N)
+	}
+	return fmt.Sprintf("shard %d of %d (run %s): workers %d to %d of %d; no verdict of its own (ceiling merge)", sh.I, sh.N, sh.Key, sh.FirstWorker, sh.FirstWorker+threads-1, sh.Threads)
 }
 
 func sameSeries(a, b Series) bool {
