@@ -506,7 +506,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	}
 	hosts := f.shard.hostsOf()
 	f.shard.leave()
-	f.shard.apply(doc, results[0], key, hosts)
+	f.shard.apply(doc, results[0], w, key, hosts)
 	post.apply(doc)
 	if len(iso) > 0 {
 		doc.Isolated = iso

@@ -191,7 +191,7 @@ func (sf *shardFlags) leave() {
 // id of its own (shards on one host write to one --out in the same
 // second), and no verdict: the server's counters count every shard's
 // requests, so only the merged result can tell what each request cost.
-func (sf *shardFlags) apply(doc *report.Result, res *runner.Result, key string, hosts []string) {
+func (sf *shardFlags) apply(doc *report.Result, res *runner.Result, w workload.Workload, key string, hosts []string) {
 	if sf.s == nil {
 		return
 	}
@@ -205,6 +205,9 @@ func (sf *shardFlags) apply(doc *report.Result, res *runner.Result, key string, 
 	s := *sf.s
 	doc.ID += fmt.Sprintf("-shard%dof%d", s.I, s.N)
 	doc.Load.Shard = &report.Shard{I: s.I, N: s.N, Key: key, Threads: sf.total, FirstWorker: sf.first, Hosts: hosts}
+	if df, ok := w.(workload.DatabaseFigurer); ok {
+		doc.Load.Shard.DatabaseFigures = df.DatabaseFigures()
+	}
 	doc.Verdict = nil
 	report.DropForeignWork(doc)
 	for i := range doc.Steps {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,111 +26,101 @@ import (
 // (give or take the requests in flight at the end),
 // and the merged result has a verdict where the shards' have none.
 func TestShardedRun(t *testing.T) {
-	engs := map[string]string{
-		"sqlite":   "sqlite:" + filepath.Join(t.TempDir(), "s.db"),
-		"postgres": testenv.Optional(t, testenv.PostgresEnv),
-		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
-	}
-	for name, dsn := range engs {
-		if dsn == "" {
-			continue
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "s.db"), func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		defer func() {
+			code, stdout, stderr := runCLI(t, ctx, "cleanup", "inserts-deletes", "--db", dsn)
+			if code != 0 || !strings.Contains(stdout, "(the shards' meeting table)") {
+				t.Errorf("cleanup: exit %d, the meeting table must go with the last table\n%s%s", code, stdout, stderr)
+			}
+		}()
+		if code, stdout, stderr := runCLI(t, ctx, "prepare", "inserts-deletes", "--rows", "2000", "--db", dsn); code != 0 {
+			t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
 		}
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			defer func() {
-				code, stdout, stderr := runCLI(t, ctx, "cleanup", "inserts-deletes", "--db", dsn)
-				if code != 0 || !strings.Contains(stdout, "(the shards' meeting table)") {
-					t.Errorf("cleanup: exit %d, the meeting table must go with the last table\n%s%s", code, stdout, stderr)
-				}
+		out := t.TempDir()
+		var wg sync.WaitGroup
+		codes, outs := make([]int, 2), make([]string, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var stderr string
+				codes[i], outs[i], stderr = runCLI(t, ctx, "run", "inserts-deletes", "--rows", "2000", "--db", dsn, "-c", "3", "-T", "2s",
+					"--shard", []string{"0/2", "1/2"}[i], "--shard-wait", "60s", "--no-probe", "--out", out)
+				outs[i] += stderr
 			}()
-			if code, stdout, stderr := runCLI(t, ctx, "prepare", "inserts-deletes", "--rows", "2000", "--db", dsn); code != 0 {
-				t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
+		}
+		wg.Wait()
+		for i := range 2 {
+			if codes[i] != 0 || !strings.Contains(outs[i], "all 2 shards joined") {
+				t.Fatalf("shard %d/2: exit %d\n%s\nthe other shard:\n%s", i, codes[i], outs[i], outs[1-i])
 			}
-			out := t.TempDir()
-			var wg sync.WaitGroup
-			codes, outs := make([]int, 2), make([]string, 2)
-			for i := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var stderr string
-					codes[i], outs[i], stderr = runCLI(t, ctx, "run", "inserts-deletes", "--rows", "2000", "--db", dsn, "-c", "3", "-T", "2s",
-						"--shard", []string{"0/2", "1/2"}[i], "--shard-wait", "60s", "--no-probe", "--out", out)
-					outs[i] += stderr
-				}()
+		}
+		var shards []*report.Result
+		entries, _ := os.ReadDir(out)
+		for _, e := range entries {
+			shards = append(shards, readDoc(t, filepath.Join(out, e.Name())))
+		}
+		if len(shards) != 2 {
+			t.Fatalf("%d results in %s, want the 2 shards'", len(shards), out)
+		}
+		threads := 0
+		var requests int64
+		for _, s := range shards {
+			if s.Load.Shard == nil || s.Verdict != nil || s.Summary.Errors != 0 {
+				t.Fatalf("a shard's result: shard %+v, verdict %v (want none), %d errors %v", s.Load.Shard, s.Verdict, s.Summary.Errors, s.Summary.FirstErrors)
 			}
-			wg.Wait()
-			for i := range 2 {
-				if codes[i] != 0 || !strings.Contains(outs[i], "all 2 shards joined") {
-					t.Fatalf("shard %d/2: exit %d\n%s", i, codes[i], outs[i])
+			for _, n := range s.Notes {
+				if strings.Contains(n, "other work on the server") {
+					t.Fatalf("a shard's result blames other work for the other shards' commits: %s", n)
 				}
 			}
-			var shards []*report.Result
-			entries, _ := os.ReadDir(out)
-			for _, e := range entries {
-				shards = append(shards, readDoc(t, filepath.Join(out, e.Name())))
-			}
-			if len(shards) != 2 {
-				t.Fatalf("%d results in %s, want the 2 shards'", len(shards), out)
-			}
-			threads := 0
-			var requests int64
-			for _, s := range shards {
-				if s.Load.Shard == nil || s.Verdict != nil || s.Summary.Errors != 0 {
-					t.Fatalf("a shard's result: shard %+v, verdict %v (want none), %d errors %v", s.Load.Shard, s.Verdict, s.Summary.Errors, s.Summary.FirstErrors)
-				}
-				for _, n := range s.Notes {
-					if strings.Contains(n, "other work on the server") {
-						t.Fatalf("a shard's result blames other work for the other shards' commits: %s", n)
-					}
-				}
-				threads += s.Load.Threads
-				requests += s.Summary.Requests
-			}
-			if threads != 3 || shards[0].Load.Shard.Key != shards[1].Load.Shard.Key {
-				t.Fatalf("shards' threads %d (want -c 3 split), keys %q %q", threads, shards[0].Load.Shard.Key, shards[1].Load.Shard.Key)
-			}
+			threads += s.Load.Threads
+			requests += s.Summary.Requests
+		}
+		if threads != 3 || shards[0].Load.Shard.Key != shards[1].Load.Shard.Key {
+			t.Fatalf("shards' threads %d (want -c 3 split), keys %q %q", threads, shards[0].Load.Shard.Key, shards[1].Load.Shard.Key)
+		}
 
-			merged := filepath.Join(t.TempDir(), "merged.json")
-			code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged)
-			if code != 0 || !strings.Contains(stdout, "verdict:") {
-				t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+		merged := filepath.Join(t.TempDir(), "merged.json")
+		code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged)
+		if code != 0 || !strings.Contains(stdout, "verdict:") {
+			t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+		}
+		m := readDoc(t, merged)
+		ins, del := m.Summary.ByOp["insert"], m.Summary.ByOp["delete"]
+		if m.Summary.Requests != requests || ins.Requests+del.Requests != requests || m.Load.Threads != 3 || m.Load.Shard.I != -1 || m.Load.Shard.N != 2 {
+			t.Fatalf("merged: %d requests (insert %d, delete %d), threads %d, shard %+v; the shards made %d", m.Summary.Requests, ins.Requests, del.Requests, m.Load.Threads, m.Load.Shard, requests)
+		}
+		if del.Requests == 0 || del.Rows != del.Requests || ins.Rows != ins.Requests || m.Summary.Errors != 0 {
+			t.Fatalf("every insert and delete must find its row alone: insert %d rows in %d, delete %d rows in %d, %d errors", ins.Rows, ins.Requests, del.Rows, del.Requests, m.Summary.Errors)
+		}
+		var counted int64
+		for op, enc := range m.Histograms {
+			h, err := metrics.DecodeHist(enc)
+			if err != nil {
+				t.Fatalf("histogram %s: %v", op, err)
 			}
-			m := readDoc(t, merged)
-			ins, del := m.Summary.ByOp["insert"], m.Summary.ByOp["delete"]
-			if m.Summary.Requests != requests || ins.Requests+del.Requests != requests || m.Load.Threads != 3 || m.Load.Shard.I != -1 || m.Load.Shard.N != 2 {
-				t.Fatalf("merged: %d requests (insert %d, delete %d), threads %d, shard %+v; the shards made %d", m.Summary.Requests, ins.Requests, del.Requests, m.Load.Threads, m.Load.Shard, requests)
-			}
-			if del.Requests == 0 || del.Rows != del.Requests || ins.Rows != ins.Requests || m.Summary.Errors != 0 {
-				t.Fatalf("every insert and delete must find its row alone: insert %d rows in %d, delete %d rows in %d, %d errors", ins.Rows, ins.Requests, del.Rows, del.Requests, m.Summary.Errors)
-			}
-			var counted int64
-			for op, enc := range m.Histograms {
-				h, err := metrics.DecodeHist(enc)
-				if err != nil {
-					t.Fatalf("histogram %s: %v", op, err)
-				}
-				counted += h.TotalCount()
-			}
-			if counted != requests || m.Verdict == nil || m.Summary.LatencyMs == nil {
-				t.Fatalf("merged histograms hold %d requests (want %d); verdict %v, latency %v", counted, requests, m.Verdict, m.Summary.LatencyMs)
-			}
-			html := filepath.Join(t.TempDir(), "m.html")
-			if code, stdout, stderr := runCLI(t, ctx, "report", merged, "-o", html); code != 0 {
-				t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
-			}
-			page, _ := os.ReadFile(html)
-			if !strings.Contains(string(page), "2 shards merged") || strings.Contains(string(page), "Latency percentiles") {
-				t.Fatalf("the merged report must name the shards and draw no latency series (a merge keeps none per interval)")
-			}
-			// Requests in flight as the measured phase ended finished
-			// uncounted: each may have moved the count by one.
-			fly := int64(m.Summary.InFlightAtEnd.Requests)
-			if got, want := countRows(t, dsn), 2000+ins.Rows-del.Rows; got < want-fly || got > want+fly {
-				t.Fatalf("the table holds %d rows, want 2000 + %d inserted - %d deleted = %d (± %d in flight at the end)", got, ins.Rows, del.Rows, want, fly)
-			}
-		})
-	}
+			counted += h.TotalCount()
+		}
+		if counted != requests || m.Verdict == nil || m.Summary.LatencyMs == nil {
+			t.Fatalf("merged histograms hold %d requests (want %d); verdict %v, latency %v", counted, requests, m.Verdict, m.Summary.LatencyMs)
+		}
+		html := filepath.Join(t.TempDir(), "m.html")
+		if code, stdout, stderr := runCLI(t, ctx, "report", merged, "-o", html); code != 0 {
+			t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
+		}
+		page, _ := os.ReadFile(html)
+		if !strings.Contains(string(page), "2 shards merged") || strings.Contains(string(page), "Latency percentiles") {
+			t.Fatalf("the merged report must name the shards and draw no latency series (a merge keeps none per interval)")
+		}
+		// Requests in flight as the measured phase ended finished
+		// uncounted: each may have moved the count by one.
+		fly := int64(m.Summary.InFlightAtEnd.Requests)
+		if got, want := countRows(t, dsn), 2000+ins.Rows-del.Rows; got < want-fly || got > want+fly {
+			t.Fatalf("the table holds %d rows, want 2000 + %d inserted - %d deleted = %d (± %d in flight at the end)", got, ins.Rows, del.Rows, want, fly)
+		}
+	})
 }
 
 // readDoc reads a result document.
@@ -211,4 +202,61 @@ func TestShardErrors(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "is not a shard's result") {
 		t.Fatalf("merge of an unsharded result: exit %d, %q", code, stderr)
 	}
+}
+
+// TestShardedTPCC: TPC-C runs as two shards on one prepared dataset; the
+// merge takes the figures counted from the database (NOPM, new orders)
+// from one shard, where every shard counts every shard's new orders, and
+// adds up the ones each process counted (New-Order rollbacks): the merged
+// new orders match the merged New-Order requests, not twice them.
+func TestShardedTPCC(t *testing.T) {
+	testenv.EachEngine(t, "", func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		defer runCLI(t, ctx, "cleanup", "tpcc", "--db", dsn)
+		if code, stdout, stderr := runCLI(t, ctx, "prepare", "tpcc", "--warehouses", "1", "--db", dsn); code != 0 {
+			t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
+		}
+		out := t.TempDir()
+		var wg sync.WaitGroup
+		outs := make([]string, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				code, stdout, stderr := runCLI(t, ctx, "run", "tpcc", "--db", dsn, "-c", "4", "-T", "3s", "--shard", []string{"0/2", "1/2"}[i], "--shard-wait", "30s", "--no-probe", "--out", out)
+				if code != 0 {
+					outs[i] = fmt.Sprintf("exit %d\n%s%s", code, stdout, stderr)
+				}
+			}()
+		}
+		wg.Wait()
+		if outs[0]+outs[1] != "" {
+			t.Fatalf("shards:\n%s\n%s", outs[0], outs[1])
+		}
+		merged := filepath.Join(t.TempDir(), "m.json")
+		if code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged); code != 0 {
+			t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+		}
+		m := readDoc(t, merged)
+		var rollbacks float64
+		var shard0 map[string]float64
+		entries, _ := os.ReadDir(out)
+		for _, e := range entries {
+			s := readDoc(t, filepath.Join(out, e.Name()))
+			rollbacks += s.Figures["new_order_rollbacks"]
+			if s.Load.Shard.I == 0 {
+				shard0 = s.Figures
+			}
+		}
+		no := float64(m.Summary.ByOp["new_order"].Requests)
+		got := m.Figures["new_orders"]
+		if m.Figures["nopm"] != shard0["nopm"] || got != shard0["new_orders"] || m.Figures["new_order_rollbacks"] != rollbacks {
+			t.Fatalf("merged figures %v: nopm and new_orders must be shard 0's %v, new_order_rollbacks the sum %v", m.Figures, shard0, rollbacks)
+		}
+		// The database's count over shard 0's span against both
+		// shards' requests: close, and far from twice as many.
+		if no < 20 || got < 0.7*no || got > 1.2*no+10 {
+			t.Fatalf("merged: %v new orders counted from the database for %v New-Order requests", got, no)
+		}
+	})
 }

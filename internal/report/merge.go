@@ -103,6 +103,13 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 		return nil, err
 	}
 	mergeEvidence(m, byShard, embedded)
+	dbFigs := base.Load.Shard.DatabaseFigures
+	m.Load.Shard.DatabaseFigures = dbFigs
+	figs := make([]map[string]float64, len(byShard))
+	for i, r := range byShard {
+		figs[i] = r.Figures
+	}
+	m.Figures = mergeFigures(figs, dbFigs)
 	if d := m.LogDevice; d != nil && d.FlushesPerSec != nil && m.Summary.RequestsPerSec > 0 {
 		c := *d // the whole device's figures; per request over every shard's
 		c.FlushesPerOp = f64(*d.FlushesPerSec / m.Summary.RequestsPerSec)
@@ -111,8 +118,12 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	mergeClient(m, byShard)
 	mergeIntervals(m, byShard, embedded)
 
-	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards of run %s (%s): requests, rows, errors and rates added up, latencies from the shards' histograms merged; %s",
-		n, key, hostsText(m.Load.Shard.Hosts), evidenceText(embedded)))
+	figNote := ""
+	if len(dbFigs) > 0 && len(m.Figures) > 0 {
+		figNote = fmt.Sprintf("; %s counted from the database: shard 0's (each shard's counts every shard's work)", strings.Join(dbFigs, ", "))
+	}
+	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards of run %s (%s): requests, rows, errors and rates added up, latencies from the shards' histograms merged; %s%s",
+		n, key, hostsText(m.Load.Shard.Hosts), evidenceText(embedded), figNote))
 	for i, r := range byShard {
 		if d := r.StartedAt.Sub(m.StartedAt); d > time.Second {
 			m.Notes = append(m.Notes, fmt.Sprintf("shard %d started %.1fs after shard 0: the shards did not measure the same span", i, d.Seconds()))
@@ -159,6 +170,35 @@ func evidenceText(embedded bool) string {
 		return "the embedded database's file IO and counters added up (each process counted its own)"
 	}
 	return "the server's counters from shard 0 (they count every shard's requests), per-request costs over all shards' requests"
+}
+
+// mergeFigures merges the shards' workload figures: those counted from
+// the database (every shard's work in each) from shard 0, the others
+// added up; a figure some shard lacks is left out (not measured there).
+func mergeFigures(figs []map[string]float64, fromDB []string) map[string]float64 {
+	if len(figs) == 0 || figs[0] == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range figs[0] {
+		if slices.Contains(fromDB, k) {
+			out[k] = v
+			continue
+		}
+		sum, all := v, true
+		for _, f := range figs[1:] {
+			x, ok := f[k]
+			if !ok {
+				all = false
+				break
+			}
+			sum += x
+		}
+		if all {
+			out[k] = sum
+		}
+	}
+	return out
 }
 
 // mergeHists merges encoded histograms; nil when there are none.
@@ -546,6 +586,11 @@ func mergeSteps(m *Result, rs []*Result, embedded bool) error {
 		}
 		s.SaturatedBy = saturation(s.LatePct, s.AchievedPct)
 		s.Saturated = len(s.SaturatedBy) > 0
+		figs := make([]map[string]float64, len(rs))
+		for k, r := range rs {
+			figs[k] = r.Steps[i].Figures
+		}
+		s.Figures = mergeFigures(figs, rs[0].Load.Shard.DatabaseFigures)
 		m.Steps = append(m.Steps, s)
 	}
 	return nil

@@ -125,6 +125,10 @@ type Shard struct {
 	Hosts []string `json:"hosts,omitempty"`
 	// Files are the merged shards' result files (merge only).
 	Files []string `json:"files,omitempty"`
+	// DatabaseFigures name the figures counted from the database, every
+	// shard's work in each shard's (workload.DatabaseFigurer): merge
+	// takes them from one shard and adds up the others.
+	DatabaseFigures []string `json:"database_figures,omitempty"`
 }
 
 // Summary is the headline figures of the measured phase.

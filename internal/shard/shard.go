@@ -177,12 +177,31 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 	d := m.t.Dialect()
 	tbl := d.Table(Table)
 	ph := func(n int) string { return d.Placeholder(n) }
-	write := func() error {
+	writeOnce := func() error {
 		if _, err := m.conn.Exec(ctx, "DELETE FROM "+tbl+" WHERE run_key = "+ph(1)+" AND shard = "+ph(2), m.key, m.spec.I); err != nil {
 			return err
 		}
 		_, err := m.conn.Exec(ctx, "INSERT INTO "+tbl+" (run_key, shard, shards, joined_ms, token, host) VALUES ("+
 			ph(1)+", "+ph(2)+", "+ph(3)+", "+ph(4)+", "+ph(5)+", "+ph(6)+")", m.key, m.spec.I, m.spec.N, joined, m.token, host)
+		return err
+	}
+	// A shard creating the table at the same moment may have it gone
+	// (replaced) just then: make sure it is there, and write again.
+	write := func() error {
+		var err error
+		for range 5 {
+			if err = writeOnce(); err == nil {
+				return nil
+			}
+			if terr := ensureTable(ctx, m.t); terr != nil {
+				return terr
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 		return err
 	}
 	if err := write(); err != nil {
@@ -191,11 +210,17 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 	fmt.Fprintf(progress, "shard %s: waiting for the other shards (run key %s, up to %v)\n", m.spec, m.key, wait)
 	deadline := time.Now().Add(wait)
 	lastSaid := time.Now()
+	failed := 0
 	for {
 		st, err := m.look(ctx, joined-wait.Milliseconds())
 		if err != nil {
-			return fmt.Errorf("shard %s: read the meeting table: %w", m.spec, err)
+			// The table replaced by a shard creating it just then?
+			if failed++; failed > 5 || ensureTable(ctx, m.t) != nil {
+				return fmt.Errorf("shard %s: read the meeting table: %w", m.spec, err)
+			}
+			continue
 		}
+		failed = 0
 		switch {
 		case st.other != "":
 			return fmt.Errorf("shard %s: %s", m.spec, st.other)

@@ -76,3 +76,22 @@ func unsetMsg(env string) string {
 	}
 	return msg
 }
+
+// EachEngine runs test as a subtest per engine: SQLite at sqliteDSN
+// (none when it is "") and each live server whose DSN is set (Optional:
+// an unset one is logged, or an error when the servers are required).
+// The subtests are named sqlite, postgres and mysql.
+func EachEngine(t *testing.T, sqliteDSN string, test func(t *testing.T, dsn string)) {
+	t.Helper()
+	engs := []struct{ name, dsn string }{
+		{"sqlite", sqliteDSN},
+		{"postgres", Optional(t, PostgresEnv)},
+		{"mysql", Optional(t, MySQLEnv)},
+	}
+	for _, e := range engs {
+		if e.dsn == "" {
+			continue
+		}
+		t.Run(e.name, func(t *testing.T) { test(t, e.dsn) })
+	}
+}

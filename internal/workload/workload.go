@@ -174,3 +174,12 @@ type Attacher interface {
 type Sharder interface {
 	Shard(i, n int) error
 }
+
+// DatabaseFigurer is implemented by workloads some of whose headline
+// figures (Observer) are counted from the database, not from the
+// process's own requests (TPC-C's NOPM: the districts' new orders). In
+// a sharded run every shard counts all shards' work in them: merging
+// the shards takes such figures from one shard and adds up the others.
+type DatabaseFigurer interface {
+	DatabaseFigures() []string
+}

@@ -36,26 +36,16 @@ const okTables = `tables:
 // onEngines runs test on SQLite and on each live server whose DSN is set,
 // with the target opened.
 func onEngines(t *testing.T, test func(t *testing.T, ctx context.Context, tg target.Target)) {
-	engs := map[string]string{
-		"sqlite":   "sqlite:" + filepath.Join(t.TempDir(), "c.db"),
-		"postgres": testenv.Optional(t, testenv.PostgresEnv),
-		"mysql":    testenv.Optional(t, testenv.MySQLEnv),
-	}
-	for name, dsn := range engs {
-		if dsn == "" {
-			continue
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), func(t *testing.T, dsn string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			tg, err := engines.Open(ctx, target.Options{DSN: dsn, Durability: target.DurabilityServer, MaxConns: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = tg.Close(context.Background()) }()
-			test(t, ctx, tg)
-		})
-	}
+		defer func() { _ = tg.Close(context.Background()) }()
+		test(t, ctx, tg)
+	})
 }
 
 // TestParseErrors: each mistake in a file is reported, naming where it

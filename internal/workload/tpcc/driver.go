@@ -459,6 +459,22 @@ func (w *Workload) Observe(ctx context.Context, t target.Target) (map[string]flo
 	}, nil
 }
 
+// Shard implements workload.Sharder: a shard runs on the prepared
+// dataset like any run (Attach); its virtual users' numbers are global,
+// so their home warehouses and districts spread over the shards as over
+// one run's users. On MySQL with --procedures the shards install the
+// procedures as they attach, one after another or at once.
+func (w *Workload) Shard(_, _ int) error {
+	w.sharded = true
+	return nil
+}
+
+// DatabaseFigures implements workload.DatabaseFigurer: the figures counted
+// from the database (every shard's new orders, the server's commits).
+func (w *Workload) DatabaseFigures() []string {
+	return []string{FigNOPM, FigNewOrders, FigTPM, FigEfficiency}
+}
+
 // Figure names (report.Result.Figures).
 const (
 	FigNOPM          = "nopm"           // committed New-Orders per minute, from the database

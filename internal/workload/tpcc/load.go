@@ -216,7 +216,7 @@ func (w *Workload) Attach(ctx context.Context, t target.Target, progress io.Writ
 	}
 	w.consts = ds.Consts
 	if w.run.procedures && t.Dialect().Engine == "mysql" {
-		if err := installProcs(ctx, t); err != nil {
+		if err := installProcs(ctx, t, w.sharded); err != nil {
 			return err
 		}
 	}

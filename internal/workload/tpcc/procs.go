@@ -449,7 +449,7 @@ func foreignProcs(ctx context.Context, c target.Conn, d target.Dialect) ([]strin
 }
 
 // installProcs (re)creates the MySQL procedures, once per run.
-func installProcs(ctx context.Context, t target.Target) error {
+func installProcs(ctx context.Context, t target.Target, sharded bool) error {
 	d := t.Dialect()
 	c, err := t.Connect(ctx)
 	if err != nil {
@@ -474,6 +474,9 @@ func installProcs(ctx context.Context, t target.Target) error {
 			"CREATE PROCEDURE " + name + "(" + p.params + ") COMMENT '" + procMark + "'\nBEGIN" + body + "\nEND",
 		} {
 			if _, err := c.Exec(ctx, stmt); err != nil {
+				if sharded && strings.Contains(err.Error(), "already exists") {
+					continue // another shard, attaching at the same time, made it
+				}
 				return fmt.Errorf("--procedures: create procedure %s (the user needs CREATE ROUTINE and ALTER ROUTINE on the database): %w", name, err)
 			}
 		}

@@ -44,6 +44,8 @@ type Workload struct {
 	flags *pflag.FlagSet
 
 	run runConfig // run configuration, in driver.go
+
+	sharded bool // run --shard: other shards attach at the same time (Shard)
 }
 
 var _ workload.Workload = (*Workload)(nil)
