@@ -111,18 +111,20 @@ func (sf *shardFlags) split(f *runFlags, cfg *runner.Config) error {
 		return nil
 	}
 	s := *sf.s
-	count, first := s.Share(int64(cfg.Threads))
-	if count == 0 {
-		return usagef("--shard %s with -c %d: this shard would have no worker; give at least %d workers in total", s, cfg.Threads, s.N)
+	// Every shard refuses what leaves any shard empty: a shard that
+	// started would wait for one that never comes.
+	if cfg.Threads < s.N {
+		return usagef("--shard %s with -c %d: shards would have no worker; give at least %d workers in total (-c is the whole run's)", s, cfg.Threads, s.N)
 	}
+	count, first := s.Share(int64(cfg.Threads))
 	sf.total, sf.first = cfg.Threads, int(first)
 	cfg.Threads, cfg.FirstWorker = int(count), int(first)
 	f.threads = cfg.Threads
 	if cfg.Ops > 0 {
-		ops, _ := s.Share(cfg.Ops)
-		if ops == 0 {
-			return usagef("--shard %s with --ops %d: this shard would have no request; give at least %d in total", s, cfg.Ops, s.N)
+		if cfg.Ops < int64(s.N) {
+			return usagef("--shard %s with --ops %d: shards would have no request; give at least %d in total (--ops is the whole run's)", s, cfg.Ops, s.N)
 		}
+		ops, _ := s.Share(cfg.Ops)
 		cfg.Ops = ops
 		f.ops = ops
 	}

@@ -164,7 +164,8 @@ func TestShardErrors(t *testing.T) {
 		{[]string{"run", "inserts-deletes", "--shard", "2/2"}, 2, "--shard 2/2: I must be between 0 and 1"},
 		{[]string{"run", "inserts-deletes", "--shard-wait", "5s"}, 2, "--shard-wait needs --shard"},
 		{[]string{"run", "inserts-deletes", "--shard", "0/2", "--repeat", "2"}, 2, "--repeat and --shard are exclusive"},
-		{[]string{"run", "inserts-deletes", "--shard", "1/4", "-c", "1"}, 2, "this shard would have no worker; give at least 4 workers"},
+		{[]string{"run", "inserts-deletes", "--shard", "0/4", "-c", "3"}, 2, "shards would have no worker; give at least 4 workers"},
+		{[]string{"run", "inserts-deletes", "--shard", "0/4", "-c", "4", "--ops", "3"}, 2, "shards would have no request; give at least 4"},
 		{[]string{"run", "single-inserts", "--shard", "0/2", "--durability", "relaxed", "--db", "mysql://root@127.0.0.1:1/x"}, 2, "changes innodb_flush_log_at_trx_commit for the whole server"},
 		{[]string{"run", "sequential-selects", "--cold", "--shard", "0/2"}, 2, "run sequential-selects --cold unsharded"},
 	} {
@@ -188,7 +189,7 @@ func TestShardErrors(t *testing.T) {
 		t.Fatalf("a lone shard: exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 	// Before prepare, a shard does not create the table.
-	code, _, stderr = runCLI(t, ctx, "run", "inserts-deletes", "--db", db, "--shard", "0/2", "--no-probe", "--out", dir)
+	code, _, stderr = runCLI(t, ctx, "run", "inserts-deletes", "--db", db, "--shard", "0/2", "-c", "2", "--no-probe", "--out", dir)
 	if code == 0 || !strings.Contains(stderr, "--reuse: no ceiling table") {
 		t.Fatalf("unprepared shard: exit %d, %q", code, stderr)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ceiling-db/ceiling/internal/shard"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
 
@@ -231,7 +232,7 @@ func (e *env) checkShardRun(args []string, secret bool) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	if _, ok := meta.New().(interface{ Shard(int, int) error }); !ok {
+	if _, ok := meta.New().(workload.Sharder); !ok {
 		return usagef("%s cannot run sharded yet (these can: %s)", name, shardable())
 	}
 	probe := &env{stdout: e.stdout, stderr: e.stderr, getenv: func(string) string { return "" }}

@@ -233,7 +233,10 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 			m.Hosts = st.hosts
 			m.Start = time.UnixMilli(st.last).Add(StartDelay - offset)
 			fmt.Fprintf(progress, "shard %s: all %d shards joined; starting together in %.1fs\n", m.spec, m.spec.N, time.Until(m.Start).Seconds())
-			return sleepUntil(ctx, m.Start)
+			if err := sleepUntil(ctx, m.Start); err != nil {
+				return fmt.Errorf("shard %s: interrupted before the shards' start", m.spec)
+			}
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("shard %s: %d of %d shards joined within %v (missing %s): start every shard with the same workload and load flags, only --shard differing, and the same --shard-key if one is given",
@@ -245,7 +248,7 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("shard %s: interrupted while waiting for the other shards (%d of %d joined)", m.spec, m.spec.N-len(st.missing), m.spec.N)
 		case <-time.After(poll):
 		}
 	}
