@@ -32,7 +32,7 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	}
 	first := shards[0]
 	if first.Load.Shard == nil {
-		return nil, fmt.Errorf("%s is not a shard's result (run --shard I/N)", fileOf2(files, 0))
+		return nil, fmt.Errorf("%s is not a shard's result (run --shard I/N)", resultName(files, 0))
 	}
 	n, key := first.Load.Shard.N, first.Load.Shard.Key
 	byShard := make([]*Result, n)
@@ -40,17 +40,17 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 		sh := r.Load.Shard
 		switch {
 		case sh == nil || sh.I < 0:
-			return nil, fmt.Errorf("%s is not a shard's result (run --shard I/N)", fileOf2(files, k))
+			return nil, fmt.Errorf("%s is not a shard's result (run --shard I/N)", resultName(files, k))
 		case sh.N != n || sh.Key != key:
-			return nil, fmt.Errorf("%s is shard %d/%d of run %s, %s shard %d/%d of run %s: not one run", fileOf2(files, k), sh.I, sh.N, sh.Key, fileOf2(files, 0), first.Load.Shard.I, n, key)
+			return nil, fmt.Errorf("%s is shard %d/%d of run %s, %s shard %d/%d of run %s: not one run", resultName(files, k), sh.I, sh.N, sh.Key, resultName(files, 0), first.Load.Shard.I, n, key)
 		case sh.I >= n:
-			return nil, fmt.Errorf("%s: shard %d of %d", fileOf2(files, k), sh.I, n)
+			return nil, fmt.Errorf("%s: shard %d of %d", resultName(files, k), sh.I, n)
 		case byShard[sh.I] != nil:
-			return nil, fmt.Errorf("%s: shard %d/%d given twice", fileOf2(files, k), sh.I, n)
+			return nil, fmt.Errorf("%s: shard %d/%d given twice", resultName(files, k), sh.I, n)
 		case r.Workload.Name != first.Workload.Name:
-			return nil, fmt.Errorf("%s ran %s, %s %s", fileOf2(files, k), r.Workload.Name, fileOf2(files, 0), first.Workload.Name)
+			return nil, fmt.Errorf("%s ran %s, %s %s", resultName(files, k), r.Workload.Name, resultName(files, 0), first.Workload.Name)
 		case len(r.Steps) != len(first.Steps):
-			return nil, fmt.Errorf("%s has %d steps, %s %d", fileOf2(files, k), len(r.Steps), fileOf2(files, 0), len(first.Steps))
+			return nil, fmt.Errorf("%s has %d steps, %s %d", resultName(files, k), len(r.Steps), resultName(files, 0), len(first.Steps))
 		}
 		byShard[sh.I] = r
 	}
@@ -126,7 +126,7 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 		n, key, hostsText(m.Load.Shard.Hosts), evidenceText(embedded), figNote))
 	for i, r := range byShard {
 		if d := r.StartedAt.Sub(m.StartedAt); d > time.Second {
-			m.Notes = append(m.Notes, fmt.Sprintf("shard %d started %.1fs after shard 0: the shards did not measure the same span", i, d.Seconds()))
+			m.Notes = append(m.Notes, fmt.Sprintf("shard %d started %.1fs after the first: the shards did not measure the same span", i, d.Seconds()))
 		}
 		for _, note := range r.Notes {
 			if !strings.HasPrefix(note, fmt.Sprintf("shard %d/%d:", i, n)) && !strings.Contains(note, foreignWorkMark) {
@@ -139,7 +139,8 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	return m, nil
 }
 
-func fileOf2(files []string, k int) string {
+// resultName names the k-th result given to Merge, for its errors.
+func resultName(files []string, k int) string {
 	if k < len(files) {
 		return files[k]
 	}

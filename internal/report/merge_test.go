@@ -1,0 +1,59 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func shardDoc(i, n int, key string) *Result {
+	return &Result{Workload: Workload{Name: "w"}, Load: Load{Shard: &Shard{I: i, N: n, Key: key}},
+		Summary: Summary{ByOp: map[string]OpResult{}}, Histograms: map[string]string{}}
+}
+
+// TestMergeRefuses: Merge takes every shard of one run, each once.
+func TestMergeRefuses(t *testing.T) {
+	plain := shardDoc(0, 2, "k")
+	plain.Load.Shard = nil
+	other := shardDoc(1, 2, "other")
+	for _, tc := range []struct {
+		name string
+		in   []*Result
+		want string
+	}{
+		{"not a shard", []*Result{plain}, "a.json is not a shard's result"},
+		{"missing", []*Result{shardDoc(0, 3, "k"), shardDoc(2, 3, "k")}, "shard 1 of 3 missing (run k)"},
+		{"twice", []*Result{shardDoc(0, 2, "k"), shardDoc(0, 2, "k")}, "b.json: shard 0/2 given twice"},
+		{"another run", []*Result{shardDoc(0, 2, "k"), other}, "b.json is shard 1/2 of run other, a.json shard 0/2 of run k: not one run"},
+		{"merged", []*Result{shardDoc(-1, 2, "k")}, "is not a shard's result"},
+	} {
+		_, err := Merge(tc.in, []string{"a.json", "b.json"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestMergeFigures: figures counted from the database are one shard's,
+// the others the sum; one a shard lacks is left out.
+func TestMergeFigures(t *testing.T) {
+	got := mergeFigures([]map[string]float64{
+		{"nopm": 600, "retries": 2, "only0": 1},
+		{"nopm": 601, "retries": 3},
+	}, []string{"nopm"})
+	if len(got) != 2 || got["nopm"] != 600 || got["retries"] != 5 {
+		t.Fatalf("merged figures %v, want nopm 600 (shard 0's), retries 5, no only0", got)
+	}
+}
+
+// TestScaleCosts: a shard's costs per its own requests become costs per
+// all shards' requests; the weighted mean of per-process costs likewise.
+func TestScaleCosts(t *testing.T) {
+	c := scaleCosts(Costs{LogBytesPerOp: f64(300), CommitsPerOp: f64(3)}, 100, 300)
+	if *c.LogBytesPerOp != 100 || *c.CommitsPerOp != 1 || c.LogSyncsPerOp != nil {
+		t.Fatalf("scaled %+v", c)
+	}
+	m := meanCosts([]Costs{{LogSyncsPerOp: f64(1), DataReadsPerOp: f64(2)}, {LogSyncsPerOp: f64(4)}}, []int64{100, 200})
+	if *m.LogSyncsPerOp != 3 || m.DataReadsPerOp != nil {
+		t.Fatalf("mean %+v: log syncs (1×100 + 4×200)/300 = 3, data reads n/a (one shard lacks it)", m)
+	}
+}
