@@ -193,6 +193,11 @@ func Describe(r *report.Result) string {
 	if r.Load.Threads != 1 {
 		s += "s"
 	}
+	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
+		s += fmt.Sprintf(" over %d shards (merged)", sh.N)
+	} else if sh != nil {
+		s += fmt.Sprintf(" (shard %d of %d: its part only)", sh.I, sh.N)
+	}
 	s += ", " + loadText(r)
 	if d := durabilityText(r); d != "" {
 		s += ", durability " + d

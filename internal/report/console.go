@@ -151,7 +151,13 @@ func PrintSummary(w io.Writer, r *Result) {
 		runs = fmt.Sprintf(" over %d runs", r.Load.Repeat)
 	}
 	fmt.Fprintf(w, "\n== %s on %s %s — %s, %.1fs measured%s\n", r.Workload.Name, r.Target.Engine, r.Target.Version, state, s.ElapsedS, runs)
-	fmt.Fprintf(w, "   target %s, %s, durability %s", r.Target.DSN, diagnose.Threads(r.Load.Threads), r.Target.Durability.Mode)
+	threads := diagnose.Threads(r.Load.Threads)
+	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
+		threads += fmt.Sprintf(" over %d shards (merged)", sh.N)
+	} else if sh != nil {
+		threads += fmt.Sprintf(" (shard %d of %d)", sh.I, sh.N)
+	}
+	fmt.Fprintf(w, "   target %s, %s, durability %s", r.Target.DSN, threads, r.Target.Durability.Mode)
 	if d := r.Target.Durability; d.Setting != "" {
 		fmt.Fprintf(w, " (%s=%s)", d.Setting, d.During)
 	}
