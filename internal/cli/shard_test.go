@@ -84,8 +84,8 @@ func TestShardedRun(t *testing.T) {
 
 		merged := filepath.Join(t.TempDir(), "merged.json")
 		code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged)
-		if code != 0 || !strings.Contains(stdout, "verdict:") {
-			t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+		if code != 0 || !strings.Contains(stdout, "verdict:") || !strings.Contains(stdout, "3 threads over 2 shards (merged)") {
+			t.Fatalf("merge: exit %d (want a verdict, and the threads of both shards)\n%s%s", code, stdout, stderr)
 		}
 		m := readDoc(t, merged)
 		ins, del := m.Summary.ByOp["insert"], m.Summary.ByOp["delete"]
