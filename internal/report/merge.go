@@ -135,7 +135,7 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 		}
 	}
 	m.Summary.Stalls = stallsOf(m)
-	setMergedVerdicts(m)
+	setMergedVerdicts(m, shardsDeviceLatency(byShard))
 	return m, nil
 }
 
@@ -604,10 +604,41 @@ func orZeroF(p *float64) *float64 {
 	return p
 }
 
+// shardsDeviceLatency is deviceLatency over the shards' intervals, from
+// their data files' figures (the lowest mean time per IO of an interval
+// with enough of them): what the device took when least queued.
+func shardsDeviceLatency(rs []*Result) *float64 {
+	var best *float64
+	for _, r := range rs {
+		for _, iv := range r.Intervals {
+			if iv.Warmup {
+				continue
+			}
+			var ios int64
+			var ms float64
+			for _, f := range iv.Files {
+				if f.Role == "data" {
+					ios += f.Reads + f.Writes
+					ms += f.ReadMs + f.WriteMs
+					if f.EmulatedWaitMs != nil {
+						ms -= *f.EmulatedWaitMs
+					}
+				}
+			}
+			if ios < minDeviceIOs {
+				continue
+			}
+			if v := ms / float64(ios); best == nil || v < *best {
+				best = f64(v)
+			}
+		}
+	}
+	return best
+}
+
 // setMergedVerdicts diagnoses the merged steps and run as setVerdicts does
-// a run's, from the merged figures (the shards' per-interval device
-// times are not kept: no device latency estimate).
-func setMergedVerdicts(m *Result) {
+// a run's, from the merged figures; dev is the device latency estimate.
+func setMergedVerdicts(m *Result, dev *float64) {
 	var first *Step
 	var prevLog *float64
 	order := make([]int, len(m.Steps))
@@ -618,7 +649,7 @@ func setMergedVerdicts(m *Result) {
 	for _, i := range order {
 		s := &m.Steps[i]
 		if s.Completed > 0 {
-			s.Verdict = diagnose.Diagnose(stepFigures(m, s, nil, prevLog, nil, nil))
+			s.Verdict = diagnose.Diagnose(stepFigures(m, s, nil, prevLog, nil, dev))
 			if s.Saturated && first == nil {
 				first = s
 			}
@@ -632,7 +663,7 @@ func setMergedVerdicts(m *Result) {
 		return
 	}
 	if m.Summary.Requests > 0 && !math.IsNaN(m.Summary.RequestsPerSec) {
-		m.Verdict = diagnose.Diagnose(runFigures(m, nil))
+		m.Verdict = diagnose.Diagnose(runFigures(m, dev))
 	}
 }
 

@@ -57,3 +57,21 @@ func TestScaleCosts(t *testing.T) {
 		t.Fatalf("mean %+v: log syncs (1×100 + 4×200)/300 = 3, data reads n/a (one shard lacks it)", m)
 	}
 }
+
+// TestShardsDeviceLatency: the lowest mean data-file time per IO over the
+// shards' measured intervals with enough IOs (the merged verdict's device
+// latency), warm-up and thin intervals passed over.
+func TestShardsDeviceLatency(t *testing.T) {
+	iv := func(warm bool, reads, writes int64, ms float64) IntervalPoint {
+		return IntervalPoint{Warmup: warm, Files: []File{{Role: "data", Reads: reads, Writes: writes, ReadMs: ms / 2, WriteMs: ms / 2}, {Role: "log", Writes: 1000, WriteMs: 1}}}
+	}
+	a := &Result{Intervals: []IntervalPoint{iv(true, 100, 0, 1), iv(false, 50, 50, 20)}} // warm-up 0.01 ms/IO: not counted
+	b := &Result{Intervals: []IntervalPoint{iv(false, 5, 0, 0.01), iv(false, 80, 20, 10)}} // 5 IOs: too few
+	got := shardsDeviceLatency([]*Result{a, b})
+	if got == nil || *got != 0.1 {
+		t.Fatalf("device latency %v, want 0.1 ms (shard 1's second interval)", got)
+	}
+	if shardsDeviceLatency([]*Result{{}}) != nil {
+		t.Fatal("no data-file IO: no estimate")
+	}
+}
