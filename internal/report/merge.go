@@ -125,6 +125,9 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards of run %s (%s): requests, rows, errors and rates added up, latencies from the shards' histograms merged; %s%s",
 		n, key, hostsText(m.Load.Shard.Hosts), evidenceText(embedded), figNote))
 	for i, r := range byShard {
+		if r.Tool.Version != base.Tool.Version {
+			m.Notes = append(m.Notes, fmt.Sprintf("shard %d ran ceiling %s, shard 0 %s: their figures may not be alike", i, r.Tool.Version, base.Tool.Version))
+		}
 		if d := r.StartedAt.Sub(m.StartedAt); d > time.Second {
 			m.Notes = append(m.Notes, fmt.Sprintf("shard %d started %.1fs after the first: the shards did not measure the same span", i, d.Seconds()))
 		}

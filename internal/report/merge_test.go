@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func shardDoc(i, n int, key string) *Result {
@@ -30,6 +31,22 @@ func TestMergeRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestMergeNotes: a merge says when the shards ran different versions
+// or did not start together.
+func TestMergeNotes(t *testing.T) {
+	a, b := shardDoc(0, 2, "k"), shardDoc(1, 2, "k")
+	a.Tool.Version, b.Tool.Version = "v1", "v2"
+	b.StartedAt = a.StartedAt.Add(5 * time.Second)
+	m, err := Merge([]*Result{b, a}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(m.Notes, "\n")
+	if !strings.Contains(notes, "shard 1 ran ceiling v2, shard 0 v1") || !strings.Contains(notes, "shard 1 started 5.0s after the first") || m.Tool.Version != "v1" {
+		t.Fatalf("notes:\n%s", notes)
 	}
 }
 
