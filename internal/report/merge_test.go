@@ -82,7 +82,7 @@ func TestShardsDeviceLatency(t *testing.T) {
 	iv := func(warm bool, reads, writes int64, ms float64) IntervalPoint {
 		return IntervalPoint{Warmup: warm, Files: []File{{Role: "data", Reads: reads, Writes: writes, ReadMs: ms / 2, WriteMs: ms / 2}, {Role: "log", Writes: 1000, WriteMs: 1}}}
 	}
-	a := &Result{Intervals: []IntervalPoint{iv(true, 100, 0, 1), iv(false, 50, 50, 20)}} // warm-up 0.01 ms/IO: not counted
+	a := &Result{Intervals: []IntervalPoint{iv(true, 100, 0, 1), iv(false, 50, 50, 20)}}   // warm-up 0.01 ms/IO: not counted
 	b := &Result{Intervals: []IntervalPoint{iv(false, 5, 0, 0.01), iv(false, 80, 20, 10)}} // 5 IOs: too few
 	got := shardsDeviceLatency([]*Result{a, b})
 	if got == nil || *got != 0.1 {
