@@ -489,7 +489,13 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		release()
 	}
 	checks, failedChecks := e.postCheck(ctx, t, w, results[len(results)-1].Partial || stopErr != nil)
-	post := e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
+	var post *postLoad
+	if f.shard.s == nil {
+		post = e.afterLoad(ctx, t, w) // bulk-load's index build (batches.go)
+	} else {
+		_, bulk := w.(batchRamper)
+		post = &postLoad{bulk: bulk} // a shard builds no index: the others still load
+	}
 	// Prepare may have learnt parameters (seqsel's --cold outcome).
 	params.WParams = w.Params()
 	// Close now, so the result records the setting as restored.

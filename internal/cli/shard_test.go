@@ -38,24 +38,7 @@ func TestShardedRun(t *testing.T) {
 			t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
 		}
 		out := t.TempDir()
-		var wg sync.WaitGroup
-		codes, outs := make([]int, 2), make([]string, 2)
-		for i := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var stderr string
-				codes[i], outs[i], stderr = runCLI(t, ctx, "run", "inserts-deletes", "--rows", "2000", "--db", dsn, "-c", "3", "-T", "2s",
-					"--shard", []string{"0/2", "1/2"}[i], "--shard-wait", "60s", "--no-probe", "--out", out)
-				outs[i] += stderr
-			}()
-		}
-		wg.Wait()
-		for i := range 2 {
-			if codes[i] != 0 || !strings.Contains(outs[i], "all 2 shards joined") {
-				t.Fatalf("shard %d/2: exit %d\n%s\nthe other shard:\n%s", i, codes[i], outs[i], outs[1-i])
-			}
-		}
+		runShards(t, ctx, "inserts-deletes", "--rows", "2000", "--db", dsn, "-c", "3", "-T", "2s", "--out", out)
 		var shards []*report.Result
 		entries, _ := os.ReadDir(out)
 		for _, e := range entries {
@@ -123,6 +106,34 @@ func TestShardedRun(t *testing.T) {
 	})
 }
 
+// runShards runs `ceiling run ARGS --shard I/2` for both shards at once,
+// as two processes would, and fails the test unless both succeed,
+// having met; it returns each shard's console output.
+func runShards(t *testing.T, ctx context.Context, args ...string) [2]string {
+	t.Helper()
+	var (
+		wg    sync.WaitGroup
+		codes [2]int
+		outs  [2]string
+	)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stderr string
+			codes[i], outs[i], stderr = runCLI(t, ctx, append(append([]string{"run"}, args...), "--shard", fmt.Sprintf("%d/2", i), "--shard-wait", "60s", "--no-probe")...)
+			outs[i] += stderr
+		}()
+	}
+	wg.Wait()
+	for i := range 2 {
+		if codes[i] != 0 || !strings.Contains(outs[i], "all 2 shards joined") {
+			t.Fatalf("shard %d/2: exit %d\n%s\nthe other shard:\n%s", i, codes[i], outs[i], outs[1-i])
+		}
+	}
+	return outs
+}
+
 // readDoc reads a result document.
 func readDoc(t *testing.T, path string) *report.Result {
 	t.Helper()
@@ -160,7 +171,7 @@ func TestShardErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "bulk-load", "--shard", "0/2"}, 2, "bulk-load cannot run sharded yet (these can: "},
+		{[]string{"run", "bulk-load", "--batches", "1:100:x10", "--shard", "0/2"}, 2, "--batches ramps the batch size one step at a time: run it unsharded"},
 		{[]string{"run", "inserts-deletes", "--shard", "2/2"}, 2, "--shard 2/2: I must be between 0 and 1"},
 		{[]string{"run", "inserts-deletes", "--shard-wait", "5s"}, 2, "--shard-wait needs --shard"},
 		{[]string{"run", "inserts-deletes", "--shard", "0/2", "--repeat", "2"}, 2, "--repeat and --shard are exclusive"},
@@ -218,22 +229,7 @@ func TestShardedTPCC(t *testing.T) {
 			t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
 		}
 		out := t.TempDir()
-		var wg sync.WaitGroup
-		outs := make([]string, 2)
-		for i := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				code, stdout, stderr := runCLI(t, ctx, "run", "tpcc", "--db", dsn, "-c", "4", "-T", "3s", "--shard", []string{"0/2", "1/2"}[i], "--shard-wait", "30s", "--no-probe", "--out", out)
-				if code != 0 {
-					outs[i] = fmt.Sprintf("exit %d\n%s%s", code, stdout, stderr)
-				}
-			}()
-		}
-		wg.Wait()
-		if outs[0]+outs[1] != "" {
-			t.Fatalf("shards:\n%s\n%s", outs[0], outs[1])
-		}
+		runShards(t, ctx, "tpcc", "--db", dsn, "-c", "4", "-T", "3s", "--out", out)
 		merged := filepath.Join(t.TempDir(), "m.json")
 		if code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged); code != 0 {
 			t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
@@ -258,6 +254,40 @@ func TestShardedTPCC(t *testing.T) {
 		// shards' requests: close, and far from twice as many.
 		if no < 20 || got < 0.7*no || got > 1.2*no+10 {
 			t.Fatalf("merged: %v new orders counted from the database for %v New-Order requests", got, no)
+		}
+	})
+}
+
+// TestShardedBulkLoad: two shards load the prepared empty table at once,
+// each batch a block of ids of its own: no duplicate key, and the table
+// ends with the merged rows (give or take the batches in flight at the
+// end); no shard builds the indexes.
+func TestShardedBulkLoad(t *testing.T) {
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "b.db"), func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		defer runCLI(t, ctx, "cleanup", "bulk-load", "--db", dsn)
+		if code, stdout, stderr := runCLI(t, ctx, "prepare", "bulk-load", "--db", dsn); code != 0 {
+			t.Fatalf("prepare: exit %d\n%s%s", code, stdout, stderr)
+		}
+		out := t.TempDir()
+		outs := runShards(t, ctx, "bulk-load", "--batch", "100", "--db", dsn, "-c", "2", "-T", "1s", "--out", out)
+		if strings.Contains(outs[0]+outs[1], "building secondary indexes") {
+			t.Fatalf("a shard built the indexes:\n%s", outs[0])
+		}
+		merged := filepath.Join(t.TempDir(), "m.json")
+		if code, stdout, stderr := runCLI(t, ctx, "merge", out, "--out", merged); code != 0 {
+			t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+		}
+		m := readDoc(t, merged)
+		var n int64
+		withConn(t, dsn, func(ctx context.Context, c target.Conn, prefix string) {
+			if _, err := target.QueryRow(ctx, c, "SELECT count(*) FROM "+prefix+"bulk_rows", []any{&n}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		fly := int64(m.Summary.InFlightAtEnd.Requests) * 100
+		if m.Summary.Errors != 0 || m.Summary.Rows == 0 || n < m.Summary.Rows || n > m.Summary.Rows+fly {
+			t.Fatalf("merged %d rows, %d errors %v; the table holds %d (want the merged rows, + up to %d in flight)", m.Summary.Rows, m.Summary.Errors, m.Summary.FirstErrors, n, fly)
 		}
 	})
 }

@@ -123,7 +123,7 @@ func TestShardJob(t *testing.T) {
 	}{
 		{[]string{"--shards", "2", "--image", "x", "--", "run", "single-inserts", "--db", "postgres://u:hunter22@h/db"}, "holds a password"},
 		{[]string{"--shards", "2", "--image", "x", "--", "run", "single-inserts"}, "no database: give --db-secret"},
-		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "run", "bulk-load"}, "bulk-load cannot run sharded yet"},
+		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "run", "no-such-workload"}, `unknown workload "no-such-workload"`},
 		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "run", "single-inserts", "--shard", "0/2"}, "leave --shard out"},
 		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "run", "single-inserts", "-c", "many"}, `invalid argument "many"`},
 		{[]string{"--shards", "0", "--name", "Bad_Name", "--", "run", "single-inserts"}, "--shards must be between 1 and 1000, got 0; --image is required"},

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -61,8 +62,29 @@ type BulkLoad struct {
 	// and runs it.
 	BatchesSpec string
 
-	lastID   atomic.Int64 // last id handed out
+	lastID   atomic.Int64 // last id handed out (a shard: rows handed out)
 	prepared bool
+
+	// shardI and shardN (run --shard I/N): the shard takes the batches
+	// ≡ shardI (mod shardN) of ids, blocks of --batch; shardN 0 when not
+	// sharded. blocks counts the shard's batches handed out.
+	shardI, shardN int
+	blocks         atomic.Int64
+}
+
+// Shard implements workload.Sharder: the shards load the empty table
+// `ceiling prepare bulk-load` made, each batch a block of --batch ids,
+// shard I taking blocks I, I+N, I+2N …, so that the shards' ids never
+// meet (where one shard loaded fewer batches than another, its blocks
+// leave gaps). No shard builds the indexes after the load (each
+// would, under the others' loads): time that unsharded. Not with
+// --batches, whose steps change the batch size one after another.
+func (w *BulkLoad) Shard(i, n int) error {
+	if w.BatchesSpec != "" {
+		return errors.New("--batches ramps the batch size one step at a time: run it unsharded, or give the shards one --batch")
+	}
+	w.shardI, w.shardN, w.NoIndex = i, n, true
+	return nil
 }
 
 var _ workload.Workload = (*BulkLoad)(nil)
@@ -101,11 +123,44 @@ func (w *BulkLoad) Tables() []string { return []string{Table} }
 
 // Prepare implements workload.Workload: it (re)creates the empty table,
 // with its primary key only.
-func (w *BulkLoad) Prepare(ctx context.Context, t target.Target, _ io.Writer) error {
+func (w *BulkLoad) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	if w.shardN > 0 {
+		if err := w.attach(ctx, t); err != nil {
+			return err
+		}
+		if progress != nil {
+			fmt.Fprintf(progress, "  shard %d of %d: batches %d, %d, … of %d ids each into the empty table; no index build after the load (time it unsharded)\n", w.shardI, w.shardN, w.shardI, w.shardI+w.shardN, w.Batch)
+		}
+		return nil
+	}
 	if err := t.Schema().CreateTable(ctx, Table, rowdata.TableBody(t.Dialect().Engine)); err != nil {
 		return fmt.Errorf("create table %s: %w", Table, err)
 	}
 	w.lastID.Store(0)
+	w.prepared = true
+	return nil
+}
+
+// attach is a shard's Prepare: the table must be there, empty (the
+// shards' batches fill ids from 1).
+func (w *BulkLoad) attach(ctx context.Context, t target.Target) error {
+	again := "run `ceiling prepare bulk-load` before the shards: they load an empty table together"
+	have, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(have, Table) {
+		return fmt.Errorf("no ceiling table %s: %s", t.Dialect().Table(Table), again)
+	}
+	n, err := countRows(ctx, t)
+	if err != nil {
+		return err
+	}
+	if n != 0 {
+		return fmt.Errorf("%s holds %d rows: %s", t.Dialect().Table(Table), n, again)
+	}
+	w.lastID.Store(0)
+	w.blocks.Store(0)
 	w.prepared = true
 	return nil
 }
@@ -144,6 +199,10 @@ type worker struct {
 func (k *worker) Do(ctx context.Context) (workload.Result, error) {
 	n := int64(k.w.Batch)
 	first := k.w.lastID.Add(n) - n + 1
+	if N := int64(k.w.shardN); N > 0 {
+		b := k.w.blocks.Add(1) - 1 // this shard's b-th block: the (b×N + I)-th of all
+		first = (b*N+int64(k.w.shardI))*n + 1
+	}
 	k.src.Reset(first, n)
 	got, err := k.bi.BulkInsert(ctx, Table, rowdata.Columns, k.src)
 	if err != nil {
