@@ -1,0 +1,91 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/target/engines"
+	"github.com/ceiling-db/ceiling/internal/testenv"
+)
+
+// TestEnsureTableRace: shards that find no meeting table create it at
+// the same moment; each ends with the table there and no error.
+func TestEnsureTableRace(t *testing.T) {
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"), func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		open := func() target.Target {
+			tg, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg
+		}
+		a, b := open(), open()
+		defer a.Close(ctx)
+		defer b.Close(ctx)
+		defer a.Schema().DropAll(ctx)
+		for round := range 10 {
+			if err := a.Schema().DropTable(ctx, Table); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i, tg := range []target.Target{a, b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = ensureTable(ctx, tg)
+				}()
+			}
+			wg.Wait()
+			if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("round %d: %v / %v", round, errs[0], errs[1])
+			}
+		}
+	})
+}
+
+// TestShardLock: shards hold ceiling's namespace lock together, and a
+// ceiling that wants it alone does not get it while they do (PostgreSQL,
+// SQLite; MySQL's named locks have no shared mode), nor they while it
+// does (every engine).
+func TestShardLock(t *testing.T) {
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "l.db"), func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		open := func() target.Target {
+			tg, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tg
+		}
+		a, b, c := open(), open(), open()
+		defer c.Close(ctx)
+		for _, s := range []target.Target{a, b} {
+			if err := s.(target.ShardLocker).LockNamespaceShared(ctx); err != nil {
+				t.Fatalf("a shard: %v", err)
+			}
+		}
+		err := c.(target.Exclusive).LockNamespace(ctx)
+		if a.Dialect().Engine != "mysql" && !errors.Is(err, target.ErrNamespaceBusy) {
+			t.Fatalf("a ceiling alone while two shards run: %v, want it busy", err)
+		}
+		a.Close(ctx)
+		b.Close(ctx)
+		if err != nil { // on MySQL c took it at once
+			err = c.(target.Exclusive).LockNamespace(ctx)
+		}
+		if err != nil {
+			t.Fatalf("alone once the shards are gone: %v", err)
+		}
+		d := open()
+		defer d.Close(ctx)
+		if err := d.(target.ShardLocker).LockNamespaceShared(ctx); !errors.Is(err, target.ErrNamespaceBusy) {
+			t.Fatalf("a shard while a ceiling holds the database alone: %v, want it busy", err)
+		}
+	})
+}
