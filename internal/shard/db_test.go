@@ -17,14 +17,7 @@ import (
 func TestEnsureTableRace(t *testing.T) {
 	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"), func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		open := func() target.Target {
-			tg, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tg
-		}
-		a, b := open(), open()
+		a, b := openTarget(t, dsn), openTarget(t, dsn)
 		defer a.Close(ctx)
 		defer b.Close(ctx)
 		defer a.Schema().DropAll(ctx)
@@ -56,14 +49,7 @@ func TestEnsureTableRace(t *testing.T) {
 func TestShardLock(t *testing.T) {
 	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "l.db"), func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		open := func() target.Target {
-			tg, err := engines.Open(ctx, target.Options{DSN: dsn, MaxConns: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tg
-		}
-		a, b, c := open(), open(), open()
+		a, b, c := openTarget(t, dsn), openTarget(t, dsn), openTarget(t, dsn)
 		defer c.Close(ctx)
 		for _, s := range []target.Target{a, b} {
 			if err := s.(target.ShardLocker).LockNamespaceShared(ctx); err != nil {
@@ -82,10 +68,20 @@ func TestShardLock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("alone once the shards are gone: %v", err)
 		}
-		d := open()
+		d := openTarget(t, dsn)
 		defer d.Close(ctx)
 		if err := d.(target.ShardLocker).LockNamespaceShared(ctx); !errors.Is(err, target.ErrNamespaceBusy) {
 			t.Fatalf("a shard while a ceiling holds the database alone: %v, want it busy", err)
 		}
 	})
+}
+
+// openTarget opens dsn for a test of two connections at most.
+func openTarget(t *testing.T, dsn string) target.Target {
+	t.Helper()
+	tg, err := engines.Open(context.Background(), target.Options{DSN: dsn, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }
