@@ -174,7 +174,7 @@ func TestCleanupPostgresSchema(t *testing.T) {
 func TestPrepareSaysWhatRunUses(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
 	out := mustCLI(t, "prepare", "updates", "--db", db, "--rows", "100")
-	if !strings.Contains(out, "note: `ceiling run updates` loads a fresh copy of its own") {
+	if !strings.Contains(out, "note: `ceiling run updates` loads a fresh copy of its own (run --shard I/N uses these tables)") {
 		t.Errorf("prepare updates: %q", out)
 	}
 	if _, help, _ := runCLI(t, context.Background(), "prepare", "updates", "--help"); !strings.Contains(help, "load a fresh copy of their own before measuring") {

@@ -45,6 +45,10 @@ func (e *env) prepareCmd() *cobra.Command {
 				"(runs change rows, and each starts from the same data), so this copy is for\n" +
 				"looking at the tables or using them with other tools; `ceiling cleanup " + name + "` drops them."
 		}
+		if _, ok := w.(workload.Sharder); ok {
+			long += "\n\nA sharded run (run --shard I/N: several ceiling processes, see run --help) uses\n" +
+				"the prepared data as it is: prepare it once before the shards start."
+		}
 		cmd := &cobra.Command{
 			Use:     name + " [flags]",
 			Short:   "prepare " + name,
@@ -86,7 +90,7 @@ func (e *env) prepareCmd() *cobra.Command {
 				case reusable:
 					fmt.Fprintf(e.stdout, "note: `ceiling run %s --reuse`%s uses these tables; without --reuse it loads a fresh copy\n", name, strings.Replace(same, "with the ", "", 1))
 				case !reused:
-					fmt.Fprintf(e.stdout, "note: `ceiling run %s` loads a fresh copy of its own; these tables stay until `ceiling cleanup %s`\n", name, name)
+					fmt.Fprintf(e.stdout, "note: `ceiling run %s` loads a fresh copy of its own (run --shard I/N uses these tables); these stay until `ceiling cleanup %s`\n", name, name)
 				}
 				return nil
 			},
