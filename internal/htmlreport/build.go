@@ -520,14 +520,7 @@ func ptr(get func(*report.IntervalPoint) *float64) func(*report.IntervalPoint) f
 
 // dataLatency is the mean latency per data-file IO in the interval.
 func dataLatency(pt *report.IntervalPoint) float64 {
-	var ms float64
-	var n int64
-	for _, f := range pt.Files {
-		if f.Role == "data" {
-			ms += f.ReadMs + f.WriteMs
-			n += f.Reads + f.Writes
-		}
-	}
+	n, ms, _ := pt.DataFileIO()
 	if n == 0 {
 		return math.NaN()
 	}

@@ -224,13 +224,6 @@ func mergeHists(encs []string) (*hdr.Histogram, error) {
 	return h, nil
 }
 
-func histLatency(h *hdr.Histogram) *metrics.Latency {
-	if h == nil || h.TotalCount() == 0 {
-		return nil
-	}
-	return metrics.LatencyOf(h)
-}
-
 func addPtr(a *int64, b *int64) *int64 {
 	if a == nil || b == nil {
 		return nil
@@ -299,7 +292,7 @@ func mergeSummary(m *Result, rs []*Result) error {
 		if err != nil {
 			return fmt.Errorf("merge %s's histograms: %w", op, err)
 		}
-		o.LatencyMs = histLatency(h)
+		o.LatencyMs = metrics.LatencyOf(h)
 		if h != nil {
 			enc, err := metrics.EncodeHist(h)
 			if err != nil {
@@ -313,7 +306,7 @@ func mergeSummary(m *Result, rs []*Result) error {
 	if err != nil {
 		return fmt.Errorf("merge the histograms: %w", err)
 	}
-	s.LatencyMs = histLatency(h)
+	s.LatencyMs = metrics.LatencyOf(h)
 	m.Summary = s
 	return nil
 }
@@ -581,7 +574,7 @@ func mergeSteps(m *Result, rs []*Result, embedded bool) error {
 		if err != nil {
 			return fmt.Errorf("merge step %d's histograms: %w", i+1, err)
 		}
-		s.LatencyMs = histLatency(h)
+		s.LatencyMs = metrics.LatencyOf(h)
 		if embedded {
 			s.Costs = meanCosts(cs, reqs)
 		} else {
@@ -617,17 +610,8 @@ func shardsDeviceLatency(rs []*Result) *float64 {
 			if iv.Warmup {
 				continue
 			}
-			var ios int64
-			var ms float64
-			for _, f := range iv.Files {
-				if f.Role == "data" {
-					ios += f.Reads + f.Writes
-					ms += f.ReadMs + f.WriteMs
-					if f.EmulatedWaitMs != nil {
-						ms -= *f.EmulatedWaitMs
-					}
-				}
-			}
+			ios, ms, emulated := iv.DataFileIO()
+			ms -= emulated // the real device's time: an emulated limit's wait queues in front of it
 			if ios < minDeviceIOs {
 				continue
 			}

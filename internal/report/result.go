@@ -385,6 +385,22 @@ type IntervalPoint struct {
 	Files []File `json:"files,omitempty"`
 }
 
+// DataFileIO sums the interval's data-file IO: reads and writes, their
+// time in ms, and the part of it spent waiting for an emulated limit
+// (run --emulate).
+func (p *IntervalPoint) DataFileIO() (ios int64, ms, emulatedMs float64) {
+	for _, f := range p.Files {
+		if f.Role == "data" {
+			ios += f.Reads + f.Writes
+			ms += f.ReadMs + f.WriteMs
+			if f.EmulatedWaitMs != nil {
+				emulatedMs += *f.EmulatedWaitMs
+			}
+		}
+	}
+	return ios, ms, emulatedMs
+}
+
 func f64(v float64) *float64 { return &v }
 
 func perSec(n int64, s float64) float64 {

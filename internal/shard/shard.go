@@ -13,7 +13,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -344,6 +343,3 @@ func (m *Meeting) Leave(ctx context.Context) {
 	_ = m.conn.Close()
 	m.conn = nil
 }
-
-// ErrNotShardable is the error of a workload that cannot run sharded.
-var ErrNotShardable = errors.New("cannot run sharded")
