@@ -38,6 +38,7 @@ type kneeFlags struct {
 	retries    int
 	emulate    string            // --emulate, as run's
 	emulation  *target.Emulation // parsed from emulate
+	shard      shardFlags        // --shard: one of several processes (kneeshard.go)
 	// runArgs are the flags given that `run` takes as well and that
 	// kneeRunCommand does not write itself (workload and arrival flags).
 	runArgs []string
@@ -60,6 +61,7 @@ func aliasFlag(fs *pflag.FlagSet, alias, name string) {
 var kneeOnly = map[string]bool{
 	"slo": true, "start": true, "max": true, "step-duration": true, "step-warmup": true, "precision": true,
 	"retries": true, "out": true, "interval": true, "threads": true, "durability": true, "db": true, "help": true,
+	"shard": true, "shard-wait": true, "shard-key": true,
 }
 
 // runArgsOf lists the flags set on fs that a run at the knee must repeat
@@ -120,11 +122,21 @@ SLO terms, comma-separated, all must hold:
   achieved > PERCENT   of the requested rate   e.g. achieved>95%
 Unless the SLO says otherwise, late<1% (when it bounds neither late nor
 achieved) and errors<1% are implied: a rate where requests are skipped or
-fail is not sustained.`,
+fail is not sustained.
+
+When one load generator cannot reach the database's knee, several can search
+it together: give each the same flags and --shard I/N (after ceiling
+prepare; a shard loads no data). -c and each probe's rate are the whole
+search's, split between the shards; the shards meet in the database before
+every probe (about 2 s each) and start it together, then each tells the
+others its figures and latency histogram, so that all judge the probe by
+every shard's requests and take the same next rate. Each writes its result;
+ceiling merge makes the search's.`,
 		Example: fmt.Sprintf(`  ceiling knee %[1]s --slo 'p99<50ms,late<1%%'
   ceiling knee %[1]s --slo 'p99<20ms' --step-duration 3s -c 4
   ceiling knee %[1]s --slo 'p95<10ms,achieved>98%%' --start 100 --max 20000 --precision 2%%
-  ceiling knee %[1]s --slo 'p99<50ms' --db 'postgres://postgres@localhost/postgres'`, name),
+  ceiling knee %[1]s --slo 'p99<50ms' --db 'postgres://postgres@localhost/postgres'
+  ceiling knee %[1]s --slo 'p99<50ms' -c 16 --shard 0/2 --out shards   # one of 2 generators; then ceiling merge shards/`, name),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := phaseFlags(cmd.Flags(), "knee"); err != nil {
@@ -141,6 +153,16 @@ fail is not sustained.`,
 				if !isSQLite(e.dsn(&f.targetFlags)) {
 					return &UsageError{Err: errEmulateServer}
 				}
+			}
+			if err := f.shard.check(cmd.Flags(), name, w, e.dsn(&f.targetFlags), f.durability, f.emulate != "", 100, nil); err != nil {
+				return err
+			}
+			if f.shard.s != nil {
+				if err := f.shard.splitConfig(&cfg); err != nil {
+					return err
+				}
+				f.threads = cfg.Threads
+				f.targetFlags.shared = true
 			}
 			f.runArgs = runArgsOf(cmd.Flags())
 			return e.knee(cmd.Context(), name, w, f, slo, sp, cfg)
@@ -165,6 +187,8 @@ fail is not sustained.`,
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
 	fs.IntVar(&f.retries, "retries", 1, "run a probe that breaks the SLO again up to this many times; its rate fails only if every run does (0: the first failure counts)")
 	fs.StringVar(&f.emulate, "emulate", "", "SQLite: hold the database's files to a profile's log and data-file limits while probing (as run --emulate): the knee of a tier, locally")
+	f.shard.bind(fs, kneeShardUsage)
+	fs.BoolVar(&e.printResult, "print-result", false, "also print the JSON result on the console, one line between "+report.FramedBegin+" and "+report.FramedEnd+" (where only the log is kept, as a Kubernetes pod's: ceiling merge reads such logs)")
 	w.Flags(fs)
 	f.open.bind(fs)
 	return cmd
@@ -260,7 +284,15 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 	e.printKneePlan(f, slo, sp, info)
 	defer e.holdLimits(t, f.emulation, true)()
 
-	var probes []*runner.Result
+	var (
+		probes []*runner.Result
+		key    string // a sharded search's
+		hosts  []string
+		steps  []runner.StepResult
+	)
+	if f.shard.s != nil {
+		key = f.shard.kneeKey(name, w, f)
+	}
 	probe := func(ctx context.Context, rate float64, retry int) (knee.Outcome, error) {
 		if e.isTTY {
 			again := ""
@@ -269,30 +301,57 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 			}
 			fmt.Fprintf(e.stdout, "\r\033[Kprobe %d: %s/s%s for %v …", len(probes)+1, fmtRate(rate), again, f.stepWarmup+f.stepDur)
 		}
-		pc := cfg
-		pc.Steps = []runner.Step{{Rate: rate, Duration: f.stepDur, Warmup: f.stepWarmup}}
-		res, err := runner.Run(ctx, pc, t, w)
+		var (
+			res     *runner.Result
+			fig     knee.Figures
+			partial bool
+			err     error
+		)
+		if f.shard.s != nil {
+			res, fig, partial, err = e.shardProbe(ctx, t, w, f, cfg, key, len(probes)+1, rate)
+			if hosts == nil {
+				hosts = f.shard.lastHosts
+			}
+		} else {
+			pc := cfg
+			pc.Steps = []runner.Step{{Rate: rate, Duration: f.stepDur, Warmup: f.stepWarmup}}
+			res, err = runner.Run(ctx, pc, t, w)
+		}
 		if e.isTTY {
 			fmt.Fprint(e.stdout, "\r\033[K")
 		}
 		if err != nil {
 			return knee.Outcome{}, err
 		}
+		if res == nil { // a shard interrupted before its probe started
+			return knee.Outcome{Partial: true}, nil
+		}
 		probes = append(probes, res)
 		if len(res.Steps) == 0 {
 			return knee.Outcome{Partial: true}, nil
 		}
 		st := res.Steps[0]
-		out := knee.Outcome{Partial: st.Partial || res.Partial}
-		out.Failed = slo.Check(figuresOf(st))
-		out.Thin = slo.Thin(figuresOf(st))
+		steps = append(steps, res.Steps...)
+		if f.shard.s == nil {
+			fig = figuresOf(st)
+		}
+		out := knee.Outcome{Partial: st.Partial || res.Partial || partial}
+		out.Failed = slo.Check(fig)
+		out.Thin = slo.Thin(fig)
 		out.Pass = len(out.Failed) == 0
-		fmt.Fprintln(e.stdout, probeLine(len(probes), st, out, retry))
+		line := probeLine(len(probes), fig, st.Elapsed > 0, out, retry)
+		if f.shard.s != nil {
+			line += fmt.Sprintf("  (%d shards)", f.shard.s.N)
+		}
+		fmt.Fprintln(e.stdout, line)
 		return out, nil
 	}
 	kr, serr := knee.Search(ctx, sp, probe)
 	cerr := closeOnce()
 	if len(probes) == 0 {
+		if kr.Stop == knee.StopInterrupted {
+			return errors.New("knee search interrupted before the first probe ran: no result written")
+		}
 		if serr != nil {
 			return serr
 		}
@@ -307,11 +366,18 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 	if err != nil {
 		return err
 	}
-	if serr != nil {
+	if serr != nil || kr.Stop == knee.StopInterrupted {
 		doc.Partial = true
 	}
+	f.shard.apply(doc, steps, w, key, hosts)
 	path, err := report.Write(f.out, doc)
 	report.PrintKnee(e.stdout, doc)
+	if e.printResult {
+		fmt.Fprintln(e.stdout)
+		if perr := report.WriteFramed(e.stdout, doc); perr != nil && err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -320,6 +386,8 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		return fmt.Errorf("restore settings: %w", cerr)
 	}
 	switch {
+	case kr.Stop == knee.StopInterrupted && ctx.Err() == nil && f.shard.s != nil:
+		return errors.New("knee search stopped: another shard was interrupted; partial result written to " + path)
 	case kr.Stop == knee.StopInterrupted:
 		return errors.New("knee search interrupted; partial result written to " + path)
 	case serr != nil:
@@ -350,6 +418,10 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 	}
 	fmt.Fprintf(e.stdout, "each probe: one open-loop step of %v (%s), %s arrivals, late after %v, %s, durability %s\n",
 		f.stepDur, warm, f.open.arrival, f.open.lateAfter, diagnose.Threads(f.threads), info.Durability.Mode)
+	if s := f.shard.s; s != nil {
+		fmt.Fprintf(e.stdout, "shard %s: workers %d to %d of %d and 1/%d of each probe's rate; the shards meet before every probe and judge it by all their requests\n",
+			s, f.shard.first, f.shard.first+f.threads-1, f.shard.total, s.N)
+	}
 	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one\n",
 		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision))
 	if note := thinPlan(slo, sp.Start, f.stepDur); note != "" {
@@ -394,15 +466,17 @@ func figuresOf(st runner.StepResult) knee.Figures {
 	return fig
 }
 
-func probeLine(n int, st runner.StepResult, out knee.Outcome, retry int) string {
+// probeLine is a probe's line on the console, from the figures the SLO
+// judged (measured: the probe ran a while).
+func probeLine(n int, st knee.Figures, measured bool, out knee.Outcome, retry int) string {
 	late, p99, ach := "n/a", "n/a", "n/a"
 	if st.Scheduled > 0 {
 		late = fmt.Sprintf("%.2f%%", 100*float64(st.Late)/float64(st.Scheduled))
 	}
-	if l := metricsLatency(st); l != nil {
+	if l := st.Latency; l != nil {
 		p99 = fmt.Sprintf("%.3f ms", l.P99)
 	}
-	if st.Rate > 0 && st.Elapsed > 0 {
+	if st.Rate > 0 && measured {
 		ach = fmt.Sprintf("%.1f/s (%.1f%%)", st.Achieved, 100*st.Achieved/st.Rate)
 	}
 	verdict := "pass"

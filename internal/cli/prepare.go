@@ -224,13 +224,15 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 	if err != nil {
 		return fmt.Errorf("cleanup %s: %w", name, err)
 	}
-	if len(left) == 1 && left[0] == shard.Table {
-		// The sharded runs' meeting table, and nothing for it to serve:
-		// cleanup holds the namespace lock, so no shard is running.
-		if err := t.Schema().DropTable(ctx, shard.Table); err != nil {
-			return fmt.Errorf("cleanup %s: %w", name, err)
+	if len(left) > 0 && !slices.ContainsFunc(left, func(tb string) bool { return !slices.Contains(shard.Tables, tb) }) {
+		// The sharded runs' meeting tables, and nothing for them to
+		// serve: cleanup holds the namespace lock, so no shard is running.
+		for _, tb := range left {
+			if err := t.Schema().DropTable(ctx, tb); err != nil {
+				return fmt.Errorf("cleanup %s: %w", name, err)
+			}
+			fmt.Fprintf(e.stdout, "dropped %s (the shards' meeting table)\n", t.Dialect().Table(tb))
 		}
-		fmt.Fprintf(e.stdout, "dropped %s (the shards' meeting table)\n", t.Dialect().Table(shard.Table))
 		left = nil
 	}
 	if len(left) > 0 {

@@ -231,7 +231,7 @@ estimate; --no-probe skips it.` + docSection(meta),
 		fs.Var(durationValue{&f.isolate}, "isolate", "after the measured mix, run each operation type alone for this long (closed loop, same threads, after a 1s warm-up) and report its own costs, verdict and share of the mix; 0 skips it")
 	}
 	f.open.bind(fs)
-	f.shard.bind(fs)
+	f.shard.bind(fs, runShardUsage)
 	fs.BoolVar(&e.printResult, "print-result", false, "also print the JSON result on the console, one line between "+report.FramedBegin+" and "+report.FramedEnd+" (where only the log is kept, as a Kubernetes pod's: ceiling merge reads such logs)")
 	return cmd
 }
@@ -512,7 +512,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	}
 	hosts := f.shard.hostsOf()
 	f.shard.leave()
-	f.shard.apply(doc, results[0], w, key, hosts)
+	f.shard.apply(doc, results[0].Steps, w, key, hosts)
 	post.apply(doc)
 	if len(iso) > 0 {
 		doc.Isolated = iso

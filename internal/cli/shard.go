@@ -34,14 +34,22 @@ type shardFlags struct {
 	total   int         // the workers of all shards (-c)
 	first   int         // this shard's first worker among them
 	meeting *shard.Meeting
+	// lastHosts are the hosts of the last meeting, kept past its leave.
+	lastHosts []string
 }
 
-func (sf *shardFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&sf.spec, "shard", "", "run as shard I of N (0 … N-1) of a run several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c, --ops and the rates are the whole run's, split between the shards; the shards meet in the database and start together; `ceiling merge` their results")
+func (sf *shardFlags) bind(fs *pflag.FlagSet, usage string) {
+	fs.StringVar(&sf.spec, "shard", "", usage)
 	sf.wait = 10 * time.Minute
 	fs.Var(durationValue{&sf.wait}, "shard-wait", "with --shard: how long a shard waits for the others to join")
 	fs.StringVar(&sf.key, "shard-key", "", "with --shard: the name the shards meet under (default: made from the workload and load flags, so that shards started with different ones never meet)")
 }
+
+// Usages of --shard.
+const (
+	runShardUsage  = "run as shard I of N (0 … N-1) of a run several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c, --ops and the rates are the whole run's, split between the shards; the shards meet in the database and start together; `ceiling merge` their results"
+	kneeShardUsage = "search as shard I of N (0 … N-1) of a knee search several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c and each probe's rate are the whole search's, split between the shards; the shards meet in the database before each probe, judge it by all the shards' requests and take the same next step; `ceiling merge` their results"
+)
 
 // shardable lists the workloads that can run sharded, for errors.
 func shardable() string {
@@ -54,8 +62,27 @@ func shardable() string {
 	return strings.Join(names, ", ")
 }
 
-// setup checks --shard against the other flags and makes w the shard.
+// setup checks --shard against run's other flags and makes w the shard.
 func (sf *shardFlags) setup(fs *pflag.FlagSet, name string, w workload.Workload, f *runFlags, dsn string) error {
+	var own []error
+	if f.repeat > 1 {
+		own = append(own, fmt.Errorf("--repeat and --shard are exclusive: run the shards again for another run"))
+	}
+	if fs.Changed("isolate") && f.isolate > 0 {
+		own = append(own, fmt.Errorf("--isolate and --shard are exclusive: the shards cannot run one operation alone together"))
+	}
+	if err := sf.check(fs, name, w, dsn, f.durability, f.emulate != "", 100, own); err != nil || sf.s == nil {
+		return err
+	}
+	f.isolate = 0
+	f.targetFlags.shared = true
+	return nil
+}
+
+// check checks --shard against the flags every sharded command shares
+// (own: the command's own refusals) and makes w the shard; it leaves sf.s
+// nil when --shard is not given. keyLen bounds --shard-key.
+func (sf *shardFlags) check(fs *pflag.FlagSet, name string, w workload.Workload, dsn, durability string, emulate bool, keyLen int, own []error) error {
 	for _, n := range []string{"shard-wait", "shard-key"} {
 		if fs.Changed(n) && !fs.Changed("shard") {
 			return usagef("--%s needs --shard", n)
@@ -72,24 +99,18 @@ func (sf *shardFlags) setup(fs *pflag.FlagSet, name string, w workload.Workload,
 	if !ok {
 		return usagef("--shard: %s cannot run sharded yet (these can: %s)", name, shardable())
 	}
-	var errs []error
-	if f.repeat > 1 {
-		errs = append(errs, fmt.Errorf("--repeat and --shard are exclusive: run the shards again for another run"))
-	}
-	if fs.Changed("isolate") && f.isolate > 0 {
-		errs = append(errs, fmt.Errorf("--isolate and --shard are exclusive: the shards cannot run one operation alone together"))
-	}
-	if f.emulate != "" {
+	errs := own
+	if emulate {
 		errs = append(errs, fmt.Errorf("--emulate and --shard are exclusive: the limits are one process's"))
 	}
 	if sf.wait <= 0 {
 		errs = append(errs, fmt.Errorf("--shard-wait must be positive, got %v", sf.wait))
 	}
-	if len(sf.key) > 100 {
-		errs = append(errs, fmt.Errorf("--shard-key is longer than 100 characters"))
+	if len(sf.key) > keyLen {
+		errs = append(errs, fmt.Errorf("--shard-key is longer than %d characters", keyLen))
 	}
-	if scheme, _, _ := strings.Cut(dsn, ":"); (strings.EqualFold(scheme, "mysql") || strings.Contains(dsn, "@tcp(")) && f.durability != "server" {
-		errs = append(errs, fmt.Errorf("--durability %s changes innodb_flush_log_at_trx_commit for the whole server, and each shard would put it back as it ends: set it on the server before the shards start and run them with --durability server", f.durability))
+	if scheme, _, _ := strings.Cut(dsn, ":"); (strings.EqualFold(scheme, "mysql") || strings.Contains(dsn, "@tcp(")) && durability != "server" {
+		errs = append(errs, fmt.Errorf("--durability %s changes innodb_flush_log_at_trx_commit for the whole server, and each shard would put it back as it ends: set it on the server before the shards start and run them with --durability server", durability))
 	}
 	if len(errs) > 0 {
 		return joinUsage(errs)
@@ -98,15 +119,26 @@ func (sf *shardFlags) setup(fs *pflag.FlagSet, name string, w workload.Workload,
 		return usagef("--shard %s: %v", s, err)
 	}
 	sf.s = &s
-	f.isolate = 0
-	f.targetFlags.shared = true
 	return nil
 }
 
-// split makes cfg this shard's part of the whole run: its workers (the
-// first numbered after the earlier shards'), requests and rates, and its
-// own poisson arrivals.
+// split makes cfg this shard's part of the whole run (splitConfig) and
+// f's threads and requests its own.
 func (sf *shardFlags) split(f *runFlags, cfg *runner.Config) error {
+	if err := sf.splitConfig(cfg); err != nil {
+		return err
+	}
+	f.threads = cfg.Threads
+	if cfg.Ops > 0 {
+		f.ops = cfg.Ops
+	}
+	return nil
+}
+
+// splitConfig makes cfg this shard's part of the whole run: its workers
+// (the first numbered after the earlier shards'), requests and rates, and
+// its own poisson arrivals.
+func (sf *shardFlags) splitConfig(cfg *runner.Config) error {
 	if sf.s == nil {
 		return nil
 	}
@@ -119,14 +151,11 @@ func (sf *shardFlags) split(f *runFlags, cfg *runner.Config) error {
 	count, first := s.Share(int64(cfg.Threads))
 	sf.total, sf.first = cfg.Threads, int(first)
 	cfg.Threads, cfg.FirstWorker = int(count), int(first)
-	f.threads = cfg.Threads
 	if cfg.Ops > 0 {
 		if cfg.Ops < int64(s.N) {
 			return usagef("--shard %s with --ops %d: shards would have no request; give at least %d in total (--ops is the whole run's)", s, cfg.Ops, s.N)
 		}
-		ops, _ := s.Share(cfg.Ops)
-		cfg.Ops = ops
-		f.ops = ops
+		cfg.Ops, _ = s.Share(cfg.Ops)
 	}
 	cfg.Rate /= float64(s.N)
 	for i := range cfg.Steps {
@@ -142,13 +171,22 @@ func (sf *shardFlags) split(f *runFlags, cfg *runner.Config) error {
 // from the workload, its parameters and the whole run's load, so that
 // only shards of the same run meet.
 func (sf *shardFlags) runKey(name string, w workload.Workload, f *runFlags) string {
+	return sf.keyOf(name, "", w, fmt.Sprintf("%d %v %d %v %g %q %v %v %s %v %s", sf.total, f.duration, f.ops, f.warmup, f.rate, f.rates, f.step, f.stepWarmup, f.open.arrival, f.open.lateAfter, f.durability))
+}
+
+// keyOf is --shard-key, else a key made from the command (kind: "" for
+// run), the workload and load, the flags that must agree.
+func (sf *shardFlags) keyOf(name, kind string, w workload.Workload, load string) string {
 	if sf.key != "" {
 		return sf.key
 	}
 	h := fnv.New64a()
 	params, _ := json.Marshal(w.Params()) // map keys sorted
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", name, params, workload.DefinitionOf(w))
-	fmt.Fprintf(h, "%d %v %d %v %g %q %v %v %s %v %s", sf.total, f.duration, f.ops, f.warmup, f.rate, f.rates, f.step, f.stepWarmup, f.open.arrival, f.open.lateAfter, f.durability)
+	h.Write([]byte(load))
+	if kind != "" {
+		name += "-" + kind
+	}
 	return fmt.Sprintf("%s-%d-%016x", name, sf.s.N, h.Sum64())
 }
 
@@ -159,10 +197,13 @@ func (sf *shardFlags) runKey(name string, w workload.Workload, f *runFlags) stri
 func (sf *shardFlags) beforeStart(e *env, t target.Target, key string, cfg runner.Config) func(context.Context) error {
 	return func(ctx context.Context) error {
 		m, err := shard.Meet(ctx, t, key, *sf.s, sf.wait, e.stdout)
+		if m != nil {
+			sf.meeting = m // left by the caller, also after an interruption at the start
+			sf.lastHosts = m.Hosts
+		}
 		if err != nil {
 			return err
 		}
-		sf.meeting = m
 		rate := cfg.Rate
 		if len(cfg.Steps) > 0 {
 			rate = cfg.Steps[0].Rate
@@ -193,11 +234,11 @@ func (sf *shardFlags) leave() {
 // id of its own (shards on one host write to one --out in the same
 // second), and no verdict: the server's counters count every shard's
 // requests, so only the merged result can tell what each request cost.
-func (sf *shardFlags) apply(doc *report.Result, res *runner.Result, w workload.Workload, key string, hosts []string) {
+func (sf *shardFlags) apply(doc *report.Result, steps []runner.StepResult, w workload.Workload, key string, hosts []string) {
 	if sf.s == nil {
 		return
 	}
-	for i, st := range res.Steps {
+	for i, st := range steps {
 		if i < len(doc.Steps) && st.Snap != nil {
 			if enc, err := metrics.EncodeHist(st.Snap.Total().Hist); err == nil {
 				doc.Steps[i].Histogram = enc
@@ -279,7 +320,11 @@ A sharded run, three processes on one machine standing in for three clients:
 				return err
 			}
 			path, err := report.Write(out, doc)
-			report.PrintSummary(e.stdout, doc)
+			if doc.Knee != nil {
+				report.PrintKnee(e.stdout, doc)
+			} else {
+				report.PrintSummary(e.stdout, doc)
+			}
 			if err != nil {
 				return err
 			}

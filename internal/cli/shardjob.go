@@ -82,14 +82,15 @@ var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 func (e *env) shardJobCmd() *cobra.Command {
 	f := &shardJobFlags{}
 	cmd := &cobra.Command{
-		Use:   "shard-job --shards N --image IMAGE -- run WORKLOAD [run flags]",
+		Use:   "shard-job --shards N --image IMAGE -- run|knee WORKLOAD [flags]",
 		Short: "Write a Kubernetes Indexed Job that runs a test as N shards, one load generator per pod",
 		Long: `shard-job writes (to stdout, or -o) a Kubernetes Indexed Job of N pods, each
-running the given ceiling run command as one shard of N (--shard is added:
-the pod's completion index / N), so that N load generators on the cluster's
-nodes load one database together (see run --help, --shard). The run's flags
-are checked here as run would check them. The pods print their result into
-their log (--print-result is added); ceiling merge reads those logs.
+running the given ceiling run (or knee) command as one shard of N (--shard
+is added: the pod's completion index / N), so that N load generators on the
+cluster's nodes load one database together (see run --help and knee --help,
+--shard). The command's flags are checked here as run (or knee) would parse
+them. The pods print their result into their log (--print-result is added);
+ceiling merge reads those logs.
 
 The DSN goes in a Secret, never in the Job: --db-secret NAME[/KEY] (key dsn
 by default) sets CEILING_DB in the pods; a --db with a password among the
@@ -105,11 +106,13 @@ prefer different nodes.`,
   kubectl apply -f job.yaml
   kubectl wait --for=condition=complete job/ceiling --timeout=30m
   kubectl logs -l job-name=ceiling --tail=-1 --max-log-requests 4 > shards.log
-  ceiling merge shards.log --out merged.json`,
+  ceiling merge shards.log --out merged.json
+  ceiling shard-job --shards 4 --image ghcr.io/you/ceiling:latest --db-secret ceiling-db \
+      -- knee inserts-deletes --rows 100000 -c 64 --slo 'p99<20ms' > knee-job.yaml`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 {
-				return usagef("give the run command after --: ceiling shard-job --shards N --image IMAGE -- run WORKLOAD [flags]")
+				return usagef("give the command each pod runs after --: ceiling shard-job --shards N --image IMAGE -- run WORKLOAD [flags]")
 			}
 			doc, err := e.shardJob(f, args)
 			if err != nil {
@@ -138,7 +141,7 @@ prefer different nodes.`,
 	return cmd
 }
 
-// shardJob checks the flags and the run command and renders the Job.
+// shardJob checks the flags and the pods' command and renders the Job.
 func (e *env) shardJob(f *shardJobFlags, args []string) ([]byte, error) {
 	var errs []error
 	if f.shards < 1 || f.shards > shard.MaxShards {
@@ -219,13 +222,13 @@ func (e *env) shardJob(f *shardJobFlags, args []string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// checkShardRun checks the run command the pods will run, as run would
-// parse it (a fresh command tree, nothing run): a run of a workload that
+// checkShardRun checks the command the pods will run (run or knee), as
+// it would parse it (a fresh command tree, nothing run): a workload that
 // can be sharded, without the flags shard-job sets, and without a
 // password in the Job.
 func (e *env) checkShardRun(args []string, secret bool) error {
-	if len(args) < 2 || args[0] != "run" {
-		return usagef("after -- give the run command: run WORKLOAD [flags]")
+	if len(args) < 2 || (args[0] != "run" && args[0] != "knee") {
+		return usagef("after -- give the command each pod runs: run WORKLOAD [flags], or knee WORKLOAD --slo SLO [flags]")
 	}
 	name := args[1]
 	meta, err := all.Registry().Lookup(name)
@@ -237,29 +240,35 @@ func (e *env) checkShardRun(args []string, secret bool) error {
 	}
 	probe := &env{stdout: e.stdout, stderr: e.stderr, getenv: func(string) string { return "" }}
 	cmd := probe.runWorkloadCmd(name)
+	if args[0] == "knee" {
+		cmd = probe.kneeWorkloadCmd(name)
+	}
 	fs := cmd.Flags()
 	if err := fs.Parse(args[2:]); err != nil {
-		return usagef("the run command: %v", err)
+		return usagef("the %s command: %v", args[0], err)
 	}
-	if err := phaseFlags(fs, "run"); err != nil {
+	if err := phaseFlags(fs, args[0]); err != nil {
 		return err
+	}
+	if args[0] == "knee" && !fs.Changed("slo") {
+		return usagef("the knee command: --slo is required, e.g. --slo 'p99<50ms,late<1%%'")
 	}
 	for _, fl := range []string{"shard", "print-result", "out"} {
 		if fs.Changed(fl) {
-			return usagef("leave --%s out of the run command: shard-job sets it", fl)
+			return usagef("leave --%s out of the %s command: shard-job sets it", fl, args[0])
 		}
 	}
 	if fs.NArg() > 0 {
-		return usagef("the run command: unexpected argument %q", fs.Arg(0))
+		return usagef("the %s command: unexpected argument %q", args[0], fs.Arg(0))
 	}
 	db, _ := fs.GetString("db")
 	switch {
 	case db != "" && target.HasPassword(db):
-		return usagef("the run command's --db holds a password, which would be written into the Job: put the DSN in a Secret and give --db-secret")
+		return usagef("the %s command's --db holds a password, which would be written into the Job: put the DSN in a Secret and give --db-secret", args[0])
 	case db == "" && !secret:
-		return usagef("no database: give --db-secret NAME (a Secret holding the DSN), or --db in the run command when it needs no password")
+		return usagef("no database: give --db-secret NAME (a Secret holding the DSN), or --db in the %s command when it needs no password", args[0])
 	case db != "" && secret:
-		return usagef("--db in the run command and --db-secret: give one")
+		return usagef("--db in the %s command and --db-secret: give one", args[0])
 	}
 	return nil
 }

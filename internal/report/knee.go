@@ -159,18 +159,27 @@ func PrintKnee(w io.Writer, r *Result) {
 		st := r.Steps[i]
 		p, known := byStep[i]
 		failed := known && !p.Pass
+		// The search's rate: a shard's step holds its part of it.
+		rate := st.Rate
+		if known {
+			rate = p.Rate
+		}
 		mark := ""
 		switch {
-		case transient[st.Rate] && failed:
+		case transient[rate] && failed:
 			mark = "failed, passed when run again"
-		case k.Rate != nil && st.Rate == *k.Rate && !failed:
+		case k.Rate != nil && rate == *k.Rate && !failed:
 			mark = "<- knee"
-		case k.FirstFailingRate != nil && st.Rate == *k.FirstFailingRate:
+		case k.FirstFailingRate != nil && rate == *k.FirstFailingRate:
 			mark = "<- first failing"
 		}
 		rows = append(rows, rampRow{label: fmt.Sprintf("%d", i+1), step: st, mark: mark})
 	}
-	fmt.Fprintf(w, "\nprobes by rate (# = order run)\n")
+	if sh := r.Load.Shard; sh != nil && sh.I >= 0 {
+		fmt.Fprintf(w, "\nthis shard's part of the probes (1/%d of each rate), by rate (# = order run)\n", sh.N)
+	} else {
+		fmt.Fprintf(w, "\nprobes by rate (# = order run)\n")
+	}
 	printRamp(w, r, "#", rows)
 
 	fmt.Fprintln(w)
@@ -195,6 +204,9 @@ func PrintKnee(w io.Writer, r *Result) {
 	}
 	if k.Stop == "interrupted" {
 		fmt.Fprintln(w, "search interrupted: the answer above covers the probes that finished")
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	PrintVerdict(w, r.Verdict)
 }
@@ -367,8 +379,12 @@ func joinTerms(ts []string) string { return strings.Join(ts, "; ") }
 // it, password redacted).
 func kneeRunCommand(r *Result, rate float64) string {
 	cmd := fmt.Sprintf("ceiling run %s --rate %s -T 10m", r.Workload.Name, fmtRate(rate))
-	if r.Load.Threads > 1 {
-		cmd += fmt.Sprintf(" -c %d", r.Load.Threads)
+	threads := r.Load.Threads
+	if sh := r.Load.Shard; sh != nil {
+		threads = sh.Threads // the whole search's: each shard takes its part
+	}
+	if threads > 1 {
+		cmd += fmt.Sprintf(" -c %d", threads)
 	}
 	if m := r.Target.Durability.Mode; m != "" && m != target.DurabilityServer {
 		cmd += " --durability " + string(m)
@@ -380,6 +396,9 @@ func kneeRunCommand(r *Result, rate float64) string {
 		for _, a := range r.Knee.RunArgs {
 			cmd += " " + shellWord(a)
 		}
+	}
+	if sh := r.Load.Shard; sh != nil {
+		cmd += fmt.Sprintf(" --shard I/%d, I from 0 to %d on each of the %d load generators", sh.N, sh.N-1, sh.N)
 	}
 	return cmd
 }

@@ -35,6 +35,8 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 		return nil, fmt.Errorf("%s is not a shard's result (run --shard I/N)", resultName(files, 0))
 	}
 	n, key := first.Load.Shard.N, first.Load.Shard.Key
+	shards, cut := commonProbes(shards)
+	first = shards[0]
 	byShard := make([]*Result, n)
 	for k, r := range shards {
 		sh := r.Load.Shard
@@ -49,6 +51,8 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 			return nil, fmt.Errorf("%s: shard %d/%d given twice", resultName(files, k), sh.I, n)
 		case r.Workload.Name != first.Workload.Name:
 			return nil, fmt.Errorf("%s ran %s, %s %s", resultName(files, k), r.Workload.Name, resultName(files, 0), first.Workload.Name)
+		case (r.Knee == nil) != (first.Knee == nil):
+			return nil, fmt.Errorf("%s is %s result, %s %s: not one run", resultName(files, k), kindOf(r), resultName(files, 0), kindOf(first))
 		case len(r.Steps) != len(first.Steps):
 			return nil, fmt.Errorf("%s has %d steps, %s %d", resultName(files, k), len(r.Steps), resultName(files, 0), len(first.Steps))
 		}
@@ -62,6 +66,9 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("merge: shard %s of %d missing (run %s): give every shard's result", strings.Join(missing, ", "), n, key)
+	}
+	if err := sameSearch(byShard); err != nil {
+		return nil, err
 	}
 	embedded := first.Target.Engine == "sqlite" // its counters are each process's
 
@@ -102,6 +109,11 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	if err := mergeSteps(m, byShard, embedded); err != nil {
 		return nil, err
 	}
+	if base.Knee != nil {
+		k := *base.Knee
+		m.Knee = &k
+		kneeStepRates(m)
+	}
 	mergeEvidence(m, byShard, embedded)
 	dbFigs := base.Load.Shard.DatabaseFigures
 	m.Load.Shard.DatabaseFigures = dbFigs
@@ -137,9 +149,99 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 			}
 		}
 	}
+	if cut > 0 {
+		m.Partial = true
+		what := "probe ran on some shards only and is"
+		if cut > 1 {
+			what = fmt.Sprintf("%d probes ran on some shards only and are", cut)
+		}
+		m.Notes = append(m.Notes, fmt.Sprintf("the search was interrupted: its last %s left out of the probes (the totals still count their requests)", what))
+	}
 	m.Summary.Stalls = stallsOf(m)
 	setMergedVerdicts(m, shardsDeviceLatency(byShard))
+	if m.Knee != nil {
+		setKneeVerdict(m)
+	}
 	return m, nil
+}
+
+// commonProbes cuts the results of an interrupted knee search's shards to
+// the probes (steps) every shard ran: a shard interrupted before a probe
+// started has none of it. cut is how many steps the longest lost.
+func commonProbes(rs []*Result) (out []*Result, cut int) {
+	if rs[0].Knee == nil {
+		return rs, 0
+	}
+	least, most := len(rs[0].Steps), 0
+	for _, r := range rs {
+		if r.Knee == nil {
+			return rs, 0 // sameSearch says why
+		}
+		least, most = min(least, len(r.Steps)), max(most, len(r.Steps))
+	}
+	if least == most {
+		return rs, 0
+	}
+	out = make([]*Result, len(rs))
+	for i, r := range rs {
+		c := *r
+		c.Steps = r.Steps[:least]
+		out[i] = &c
+	}
+	return out, most - least
+}
+
+// sameSearch checks that the shards' results are all of a knee search,
+// the same one (the shards judged every probe together, so their answers
+// and probes agree), or none is.
+func sameSearch(rs []*Result) error {
+	k0 := rs[0].Knee
+	for i, r := range rs[1:] {
+		k := r.Knee
+		switch {
+		case k == nil || k0 == nil: // Merge refused a mix
+
+			continue
+		case !samePtr(k.Rate, k0.Rate) || !samePtr(k.FirstFailingRate, k0.FirstFailingRate) || k.Stop != k0.Stop || len(k.Probes) != len(k0.Probes):
+			return fmt.Errorf("shard %d's knee search (%s) and shard 0's (%s) did not end alike: not the shards of one search", i+1, KneeAnswer(k), KneeAnswer(k0))
+		}
+		for j, p := range k.Probes {
+			if q := k0.Probes[j]; p.Rate != q.Rate || p.Pass != q.Pass {
+				return fmt.Errorf("probe %d: shard %d probed %s/s (pass %v), shard 0 %s/s (pass %v): not the shards of one search", j+1, i+1, fmtRate(p.Rate), p.Pass, fmtRate(q.Rate), q.Pass)
+			}
+		}
+	}
+	return nil
+}
+
+// kindOf says what made r, for errors.
+func kindOf(r *Result) string {
+	if r.Knee != nil {
+		return "a knee search's"
+	}
+	return "a run's"
+}
+
+func samePtr(a, b *float64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// kneeStepRates gives a merged knee search's steps the rates the search
+// probed (the shards' parts added up may differ in the last digit).
+func kneeStepRates(m *Result) {
+	for _, p := range m.Knee.Probes {
+		if p.Step == nil || *p.Step >= len(m.Steps) {
+			continue
+		}
+		s := &m.Steps[*p.Step]
+		s.Rate = p.Rate
+		if s.AchievedPerSec != nil && s.Rate > 0 {
+			s.AchievedPct = f64(100 * *s.AchievedPerSec / s.Rate)
+		}
+		if *p.Step < len(m.Load.Rates) {
+			m.Load.Rates[*p.Step] = p.Rate
+		}
+	}
 }
 
 // resultName names the k-th result given to Merge, for its errors.
@@ -497,18 +599,42 @@ func mergeClient(m *Result, rs []*Result) {
 }
 
 // mergeIntervals adds up the shards' series point by point (they started
-// together, at the same interval); the latencies of a point are not
+// together, at the same interval), the k-th point of a step with the k-th
+// of the same step (a knee search's shards start each probe together, but
+// one may have a point more in a probe); the latencies of a point are not
 // kept (a point keeps no histogram): null.
 func mergeIntervals(m *Result, rs []*Result, embedded bool) {
+	type at struct{ step, k int }
+	places := func(ivs []IntervalPoint) []at {
+		out := make([]at, len(ivs))
+		seen := map[int]int{}
+		for i, p := range ivs {
+			s := -1
+			if p.Step != nil {
+				s = *p.Step
+			}
+			out[i] = at{s, seen[s]}
+			seen[s]++
+		}
+		return out
+	}
+	others := make([]map[at]IntervalPoint, len(rs))
+	for j, r := range rs[1:] {
+		pl := places(r.Intervals)
+		others[j] = make(map[at]IntervalPoint, len(pl))
+		for i, a := range pl {
+			others[j][a] = r.Intervals[i]
+		}
+	}
 	base := rs[0].Intervals
-	for i, p := range base {
-		q := p
+	for i, a := range places(base) {
+		q := base[i]
 		q.LatencyMs, q.Files = nil, nil
-		for _, r := range rs[1:] {
-			if i >= len(r.Intervals) {
+		for j := range rs[1:] {
+			o, ok := others[j][a]
+			if !ok {
 				continue
 			}
-			o := r.Intervals[i]
 			q.Requests += o.Requests
 			q.RequestsPerSec += o.RequestsPerSec
 			q.RowsPerSec += o.RowsPerSec

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ceiling-db/ceiling/internal/metrics"
 )
 
 func shardDoc(i, n int, key string) *Result {
@@ -90,5 +94,74 @@ func TestShardsDeviceLatency(t *testing.T) {
 	}
 	if shardsDeviceLatency([]*Result{{}}) != nil {
 		t.Fatal("no data-file IO: no estimate")
+	}
+}
+
+// kneeShard is shard i of 2 of a knee search that probed rates (each
+// shard half of each) and passed them all; each probe's step holds n
+// requests of the shard's, at latency i+1 ms.
+func kneeShard(t *testing.T, i int, rates []float64, n int64) *Result {
+	t.Helper()
+	r := shardDoc(i, 2, "k")
+	top := rates[len(rates)-1]
+	r.Knee = &Knee{Rate: &top, Stop: "max-passed"}
+	for j, rate := range rates {
+		h := hdr.New(1, 60_000_000, 3)
+		for range n {
+			if err := h.RecordValue(int64(1000 * (i + 1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		enc, err := metrics.EncodeHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := j
+		r.Knee.Probes = append(r.Knee.Probes, KneeProbe{Rate: rate, Pass: true, Step: &step})
+		r.Steps = append(r.Steps, Step{Index: j, Rate: rate / 2, Scheduled: n, Completed: n, AchievedPerSec: f64(rate / 2), Histogram: enc})
+		r.Load.Rates = append(r.Load.Rates, rate/2)
+	}
+	return r
+}
+
+// TestMergeKnee: the shards of one knee search merge into the search's
+// result, each probe's step at the rate probed with every shard's
+// requests; shards whose searches ended apart, or a search and a run,
+// do not merge; an interrupted search keeps the probes every shard ran.
+func TestMergeKnee(t *testing.T) {
+	rates := []float64{100, 200, 300}
+	m, err := Merge([]*Result{kneeShard(t, 0, rates, 10), kneeShard(t, 1, rates, 30)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Knee == nil || *m.Knee.Rate != 300 || len(m.Steps) != 3 || m.Partial {
+		t.Fatalf("merged knee %+v, %d steps, partial %v", m.Knee, len(m.Steps), m.Partial)
+	}
+	for j, s := range m.Steps {
+		// 10 requests at 1 ms and 30 at 2 ms: the median is 2 ms.
+		if s.Rate != rates[j] || s.Completed != 40 || s.LatencyMs == nil || s.LatencyMs.P50 < 1.99 || s.LatencyMs.P50 > 2.01 || m.Load.Rates[j] != rates[j] {
+			t.Fatalf("merged step %d: rate %g (load %g), %d completed, latency %+v; want %g, 40, p50 2 ms", j, s.Rate, m.Load.Rates[j], s.Completed, s.LatencyMs, rates[j])
+		}
+	}
+
+	apart := kneeShard(t, 1, []float64{100, 200, 250}, 30)
+	if _, err := Merge([]*Result{kneeShard(t, 0, rates, 10), apart}, nil); err == nil || !strings.Contains(err.Error(), "not the shards of one search") {
+		t.Fatalf("searches that went apart: %v", err)
+	}
+	run := shardDoc(1, 2, "k")
+	if _, err := Merge([]*Result{kneeShard(t, 0, rates, 10), run}, nil); err == nil || !strings.Contains(err.Error(), "result 2 is a run's result, result 1 a knee search's") {
+		t.Fatalf("a search and a run: %v", err)
+	}
+
+	// Shard 1 was interrupted before the third probe started.
+	cut := kneeShard(t, 1, rates, 30)
+	cut.Steps = cut.Steps[:2]
+	cut.Knee.Probes[2].Step = nil
+	m, err = Merge([]*Result{kneeShard(t, 0, rates, 10), cut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Steps) != 2 || !m.Partial || !strings.Contains(strings.Join(m.Notes, "\n"), "its last probe ran on some shards only") {
+		t.Fatalf("interrupted search: %d steps (want 2), partial %v, notes %q", len(m.Steps), m.Partial, m.Notes)
 	}
 }

@@ -3,9 +3,12 @@ package shard
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
@@ -84,4 +87,51 @@ func openTarget(t *testing.T, dsn string) target.Target {
 		t.Fatal(err)
 	}
 	return tg
+}
+
+// TestExchangeRace: two shards post a round's figures at once to a probe
+// table that neither finds, so that each creates it and may replace the
+// other's; each ends with both shards' figures, every round.
+func TestExchangeRace(t *testing.T) {
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "x.db"), func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		ms := make([]*Meeting, 2)
+		for i := range ms {
+			tg := openTarget(t, dsn)
+			defer tg.Close(ctx)
+			conn, err := tg.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms[i] = &Meeting{t: tg, conn: conn, key: "race", spec: Spec{I: i, N: 2}, token: newToken()}
+			defer ms[i].Leave(ctx)
+		}
+		defer ms[0].t.Schema().DropAll(ctx)
+		for round := 1; round <= 8; round++ {
+			if err := ms[0].t.Schema().DropTable(ctx, ProbeTable); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			got := make([][][]byte, 2)
+			errs := make([]error, 2)
+			for i, m := range ms {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got[i], errs[i] = m.Exchange(ctx, "race", round, []byte(fmt.Sprintf("shard %d round %d", i, round)), 20*time.Second, io.Discard)
+				}()
+			}
+			wg.Wait()
+			for i := range ms {
+				if errs[i] != nil {
+					t.Fatalf("round %d, shard %d: %v", round, i, errs[i])
+				}
+				for j, b := range got[i] {
+					if want := fmt.Sprintf("shard %d round %d", j, round); string(b) != want {
+						t.Fatalf("round %d: shard %d read %q from shard %d, want %q", round, i, b, j, want)
+					}
+				}
+			}
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,6 +87,11 @@ type Meeting struct {
 	token string
 	// Start is when every shard starts, on this host's clock.
 	Start time.Time
+	// StartMs is Start on the database's clock, milliseconds since 1970.
+	StartMs int64
+	// lastMs is when the last shard joined, on the database's clock:
+	// what was posted before is an earlier run's.
+	lastMs int64
 	// Hosts are the shards' hosts, by shard.
 	Hosts []string
 }
@@ -107,6 +113,10 @@ func nowSQL(engine string) string {
 // last joined, on the database's clock). Progress lines go to progress.
 // The shards must share key: it names the run (its workload and load),
 // so that shards started with different settings never meet.
+//
+// When all the shards joined but ctx ended before their start, Meet
+// returns the meeting with the error (ErrStartInterrupted): the others
+// are starting, and the caller may tell them (Post) before it leaves.
 func Meet(ctx context.Context, t target.Target, key string, s Spec, wait time.Duration, progress io.Writer) (*Meeting, error) {
 	conn, err := t.Connect(ctx)
 	if err != nil {
@@ -114,11 +124,18 @@ func Meet(ctx context.Context, t target.Target, key string, s Spec, wait time.Du
 	}
 	m := &Meeting{t: t, conn: conn, key: key, spec: s, token: newToken()}
 	if err := m.meet(ctx, wait, progress); err != nil {
+		if errors.Is(err, ErrStartInterrupted) {
+			return m, err
+		}
 		m.Leave(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return m, nil
 }
+
+// ErrStartInterrupted is Meet's error when the shards met but ctx ended
+// before their start.
+var ErrStartInterrupted = errors.New("interrupted before the shards' start")
 
 func newToken() string {
 	b := make([]byte, 8)
@@ -130,14 +147,19 @@ func newToken() string {
 // create it at once may fail or replace each other's: they retry, and
 // each writes its row again when it finds it gone.
 func ensureTable(ctx context.Context, t target.Target) error {
+	return ensure(ctx, t, Table, tableBody)
+}
+
+// ensure creates table name with body unless it is there (ensureTable).
+func ensure(ctx context.Context, t target.Target, name, body string) error {
 	var err error
 	for range 5 {
 		var have []string
-		if have, err = t.Schema().Tables(ctx); err == nil && slices.Contains(have, Table) {
+		if have, err = t.Schema().Tables(ctx); err == nil && slices.Contains(have, name) {
 			return nil
 		}
 		if err == nil {
-			if err = t.Schema().CreateTable(ctx, Table, tableBody); err == nil {
+			if err = t.Schema().CreateTable(ctx, name, body); err == nil {
 				return nil
 			}
 		}
@@ -147,7 +169,7 @@ func ensureTable(ctx context.Context, t target.Target) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("create the meeting table %s: %w", t.Dialect().Table(Table), err)
+	return fmt.Errorf("create the table %s: %w", t.Dialect().Table(name), err)
 }
 
 // dbNow reads the database's clock and its offset from this host's: the
@@ -230,10 +252,12 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 			continue
 		case len(st.missing) == 0:
 			m.Hosts = st.hosts
-			m.Start = time.UnixMilli(st.last).Add(StartDelay - offset)
+			m.lastMs = st.last
+			m.StartMs = st.last + StartDelay.Milliseconds()
+			m.Start = time.UnixMilli(m.StartMs).Add(-offset)
 			fmt.Fprintf(progress, "shard %s: all %d shards joined; starting together in %.1fs\n", m.spec, m.spec.N, time.Until(m.Start).Seconds())
 			if err := sleepUntil(ctx, m.Start); err != nil {
-				return fmt.Errorf("shard %s: interrupted before the shards' start", m.spec)
+				return fmt.Errorf("shard %s: %w", m.spec, ErrStartInterrupted)
 			}
 			return nil
 		}
