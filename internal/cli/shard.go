@@ -164,6 +164,8 @@ func (sf *shardFlags) splitConfig(cfg *runner.Config) error {
 	// Shards with one seed would make the same poisson gaps, their
 	// arrivals bunched together.
 	cfg.Seed += uint64(s.I) * 0x9e3779b97f4a7c15
+	// Each interval's histogram, for the merged run's latency over time.
+	cfg.IntervalHists = true
 	return nil
 }
 

@@ -24,7 +24,8 @@ import (
 // threads are the shards' sums, the merged histograms hold every request,
 // the table holds the prepared rows plus the inserts less the deletes
 // (give or take the requests in flight at the end),
-// and the merged result has a verdict where the shards' have none.
+// and the merged result has a verdict where the shards' have none, and a
+// latency per interval from the shards' interval histograms.
 func TestShardedRun(t *testing.T) {
 	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "s.db"), func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -94,8 +95,31 @@ func TestShardedRun(t *testing.T) {
 			t.Fatalf("report: exit %d\n%s%s", code, stdout, stderr)
 		}
 		page, _ := os.ReadFile(html)
-		if !strings.Contains(string(page), "2 shards merged") || strings.Contains(string(page), "Latency percentiles") {
-			t.Fatalf("the merged report must name the shards and draw no latency series (a merge keeps none per interval)")
+		if !strings.Contains(string(page), "2 shards merged") || !strings.Contains(string(page), "Latency percentiles") {
+			t.Fatalf("the merged report must name the shards and draw the latency series made from the shards' interval histograms")
+		}
+		// Each point's latency is its shards' histograms merged: its max
+		// is the larger of theirs.
+		byShard := map[int]*report.Result{shards[0].Load.Shard.I: shards[0], shards[1].Load.Shard.I: shards[1]}
+		withLatency := 0
+		for i, p := range m.Intervals {
+			if p.Histogram != "" {
+				t.Fatalf("merged point %d keeps a histogram: only a shard's do", i)
+			}
+			if p.LatencyMs == nil || i >= len(byShard[0].Intervals) || i >= len(byShard[1].Intervals) {
+				continue
+			}
+			a, b := byShard[0].Intervals[i], byShard[1].Intervals[i]
+			if a.Histogram == "" || b.Histogram == "" || a.LatencyMs == nil || b.LatencyMs == nil {
+				t.Fatalf("point %d: a shard's point without its histogram or latency", i)
+			}
+			if p.LatencyMs.Max != max(a.LatencyMs.Max, b.LatencyMs.Max) {
+				t.Fatalf("point %d: merged max %v ms, the shards' %v and %v", i, p.LatencyMs.Max, a.LatencyMs.Max, b.LatencyMs.Max)
+			}
+			withLatency++
+		}
+		if withLatency == 0 {
+			t.Fatalf("no merged point has a latency (%d points)", len(m.Intervals))
 		}
 		// Requests in flight as the measured phase ended finished
 		// uncounted: each may have moved the count by one.

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -482,10 +483,14 @@ func throughputBlocks(r *report.Result) ([]Block, error) {
 		lnote = "open loop: latency counts from each request's scheduled start"
 	}
 	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
-		// A point of a shard's series keeps percentiles, which do not
-		// add up: no series to draw.
-		b1.Chart.Note = strings.TrimPrefix(b1.Chart.Note+"; the shards' series added up point by point. Latency over time is not available in a merged result (each shard kept percentiles per interval, which do not merge); the run's percentiles above are exact, from the shards' histograms", "; ")
-		return []Block{b1}, nil
+		b1.Chart.Note = strings.TrimPrefix(b1.Chart.Note+"; the shards' series added up point by point", "; ")
+		if !slices.ContainsFunc(r.Intervals, func(pt report.IntervalPoint) bool { return pt.LatencyMs != nil }) {
+			// The shards kept percentiles per interval, which do not
+			// add up: no series to draw.
+			b1.Chart.Note += ". Latency over time is not available in this merged result (its shards kept no histogram per interval: made by an older ceiling); the run's percentiles above are exact, from the shards' histograms"
+			return []Block{b1}, nil
+		}
+		lnote = strings.TrimPrefix(lnote+"; each point from the shards' histograms of the interval merged", "; ")
 	}
 	b2, err := chartBlock(lc.Title, lc.SVG, lnote)
 	if err != nil {

@@ -601,8 +601,9 @@ func mergeClient(m *Result, rs []*Result) {
 // mergeIntervals adds up the shards' series point by point (they started
 // together, at the same interval), the k-th point of a step with the k-th
 // of the same step (a knee search's shards start each probe together, but
-// one may have a point more in a probe); the latencies of a point are not
-// kept (a point keeps no histogram): null.
+// one may have a point more in a probe); a point's latency is that of the
+// shards' histograms of it merged, null where a shard's point has none (a
+// result of a version that kept none, or a point only some shards have).
 func mergeIntervals(m *Result, rs []*Result, embedded bool) {
 	type at struct{ step, k int }
 	places := func(ivs []IntervalPoint) []at {
@@ -629,12 +630,15 @@ func mergeIntervals(m *Result, rs []*Result, embedded bool) {
 	base := rs[0].Intervals
 	for i, a := range places(base) {
 		q := base[i]
-		q.LatencyMs, q.Files = nil, nil
+		q.LatencyMs, q.Files, q.Histogram = nil, nil, ""
+		encs := []string{base[i].Histogram}
 		for j := range rs[1:] {
 			o, ok := others[j][a]
 			if !ok {
+				encs = append(encs, "")
 				continue
 			}
+			encs = append(encs, o.Histogram)
 			q.Requests += o.Requests
 			q.RequestsPerSec += o.RequestsPerSec
 			q.RowsPerSec += o.RowsPerSec
@@ -647,6 +651,11 @@ func mergeIntervals(m *Result, rs []*Result, embedded bool) {
 			}
 			if embedded {
 				q.LogMBPerSec, q.LogSyncsPerSec, q.DataIOPS = addF(q.LogMBPerSec, o.LogMBPerSec), addF(q.LogSyncsPerSec, o.LogSyncsPerSec), addF(q.DataIOPS, o.DataIOPS)
+			}
+		}
+		if !slices.Contains(encs, "") {
+			if h, err := mergeHists(encs); err == nil {
+				q.LatencyMs = metrics.LatencyOf(h)
 			}
 		}
 		m.Intervals = append(m.Intervals, q)

@@ -355,6 +355,10 @@ type IntervalPoint struct {
 	Errors         int64            `json:"errors"`
 	Late           int64            `json:"late"`
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
+	// Histogram is the interval's latency histogram (metrics.EncodeHist),
+	// kept by a shard's result only (run --shard), so that merge can make
+	// the run's latency per interval.
+	Histogram string `json:"histogram,omitempty"`
 	// OldestInFlightMs is how long the oldest request still waiting for
 	// the database at the interval's end had waited (0: none).
 	OldestInFlightMs float64  `json:"oldest_in_flight_ms"`
@@ -706,6 +710,7 @@ func intervalOf(iv runner.Interval, cores int, noBytes bool) IntervalPoint {
 	if iv.Latency != nil {
 		p.LatencyMs = iv.Latency
 	}
+	p.Histogram = iv.Hist
 	p.LogMBPerSec, p.LogSyncsPerSec, p.DataIOPS = ioRates(iv.Evidence)
 	p.ServerCPUPct, p.HostCPUPct, p.WaitMsPerSec = cpuAndWaits(iv.Evidence)
 	if e := iv.Evidence; e != nil {

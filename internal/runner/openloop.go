@@ -335,7 +335,7 @@ func (r *run) since() int64 { return int64(r.cfg.clock.Now().Sub(r.origin)) }
 // the interval ticks, expires late tickets every reapEvery, closes each step
 // at its end and assembles the step results.
 func (r *run) driveOpen(ctx context.Context) *Result {
-	res := &Result{Started: time.Now(), ClientCPUSeconds: -1}
+	res := &Result{Started: time.Now(), ClientCPUSeconds: -1, intervalHists: r.cfg.IntervalHists}
 	wctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	defer cancel()

@@ -87,6 +87,10 @@ type Config struct {
 	// before anything runs (run --shard: the shards meet there, so that
 	// they start together); an error ends the run before it starts.
 	BeforeStart func(ctx context.Context) error
+	// IntervalHists keeps each interval's latency histogram in
+	// Result.Intervals, encoded (Interval.Hist): a shard's series, for a
+	// merge to make the run's latency over time (run --shard).
+	IntervalHists bool
 
 	// clock is the open loop's source of time and sleep; nil means the real
 	// clock. Tests put a timer-only clock here and run inside a synctest bubble.
@@ -170,6 +174,7 @@ type Interval struct {
 	Step       int               // open loop: index into Result.Steps of the step it belongs to; 0 in closed loop
 	Snap       *metrics.Snapshot // in Result.Intervals, counters only (histograms dropped)
 	Latency    *metrics.Latency  // latency over the interval; set in Result.Intervals
+	Hist       string            // the interval's latency histogram, encoded; Config.IntervalHists only
 	Evidence   *Evidence         // nil when the target has no sampler
 	ClientCPU  float64           // the load generator's CPU seconds in the interval; <0 if unknown
 	// OldestInFlight is, at the interval's end, how long the longest wait
@@ -212,6 +217,8 @@ type Result struct {
 	// phase ended: those requests never finished in it, so they are in no
 	// count and no latency.
 	InFlight InFlight
+
+	intervalHists bool // Config.IntervalHists
 }
 
 // DefaultGrace is Config.Grace when it is not set.
@@ -417,7 +424,7 @@ func splitOps(total int64, threads int) []int64 {
 }
 
 func (r *run) drive(ctx context.Context) *Result {
-	res := &Result{Started: time.Now(), ClientCPUSeconds: -1}
+	res := &Result{Started: time.Now(), ClientCPUSeconds: -1, intervalHists: r.cfg.IntervalHists}
 	wctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	defer cancel()
@@ -597,6 +604,9 @@ func (res *Result) addInterval(iv Interval) {
 	if iv.Snap != nil {
 		tot := iv.Snap.Total()
 		iv.Latency = metrics.LatencyOf(tot.Hist)
+		if res.intervalHists && tot.Hist != nil {
+			iv.Hist, _ = metrics.EncodeHist(tot.Hist) // "" on failure: no series merged
+		}
 		for i := range iv.Snap.Ops {
 			iv.Snap.Ops[i].Hist = nil
 		}
