@@ -279,16 +279,19 @@ func (e *env) mergeCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "merge SHARD.json... | DIR [flags]",
-		Short: "Merge the results of a sharded run's shards (run --shard I/N) into one result",
+		Short: "Merge the results of a sharded run's shards (run or knee --shard I/N) into one result",
 		Long: `merge makes one result of the results of the shards of one run (run --shard
-I/N, each shard's result given once; a directory stands for the shard results
-in it, which must be of one run). The merged result adds up the shards'
-requests, rows, errors and rates, merges their latency histograms (exact
-percentiles over every request), takes the server's counters from one shard
-(they count every shard's requests; an embedded database's are each
-process's own and are added up), computes the per-request costs over all
-the shards' requests, and makes the verdict again from the merged figures.
-It is written to --out and summarised on the console, like a run's.
+I/N, or knee --shard I/N; each shard's result given once; a directory stands
+for the shard results in it, which must be of one run; a pod log holding
+results printed with --print-result stands for them). The merged result adds
+up the shards' requests, rows, errors and rates, merges their latency
+histograms (exact percentiles over every request, and per interval), takes
+the server's counters from one shard (they count every shard's requests; an
+embedded database's are each process's own and are added up), computes the
+per-request costs over all the shards' requests, and makes the verdict again
+from the merged figures. Of a knee search, it checks that the shards'
+answers and probes agree and merges each probe's step. It is written to
+--out and summarised on the console, like a run's.
 
 A sharded run, three processes on one machine standing in for three clients:
   ceiling prepare inserts-deletes --db postgres://postgres@db/postgres
