@@ -108,6 +108,9 @@ not recur (a checkpoint, a paused VM) is not the rate's limit, and should
 not stop the search at whatever rate it hit. Rates that failed and then
 passed are named at the end and in the result (knee.transient_rates);
 --retries 0 counts the first failure. Each re-run costs one more
+--step-duration; a re-run after a failure only by percentiles measured from
+too few requests (p99 of 100 requests is their 2nd slowest) lasts long
+enough to hold the requests they need (p99: 1,000), at most 10 times
 --step-duration.
 
 With few workers (-c, 1 by default) the knee may be ceiling's: the rate an
@@ -289,17 +292,24 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		key    string // a sharded search's
 		hosts  []string
 		steps  []runner.StepResult
+		durs   []time.Duration // each probe's planned duration, as knee.Search lists them
+		last   knee.Outcome    // the last probe's
 	)
 	if f.shard.s != nil {
 		key = f.shard.kneeKey(name, w, f)
 	}
 	probe := func(ctx context.Context, rate float64, retry int) (knee.Outcome, error) {
+		dur, longer := f.stepDur, ""
+		if retry > 0 { // a re-run of the last probe's rate
+			dur, longer = thinRetry(last, rate, f.stepDur)
+		}
+		durs = append(durs, dur)
 		if e.isTTY {
 			again := ""
 			if retry > 0 {
 				again = " again"
 			}
-			fmt.Fprintf(e.stdout, "\r\033[Kprobe %d: %s/s%s for %v …", len(probes)+1, fmtRate(rate), again, f.stepWarmup+f.stepDur)
+			fmt.Fprintf(e.stdout, "\r\033[Kprobe %d: %s/s%s for %v …", len(probes)+1, fmtRate(rate), again, f.stepWarmup+dur)
 		}
 		var (
 			res     *runner.Result
@@ -308,13 +318,13 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 			err     error
 		)
 		if f.shard.s != nil {
-			res, fig, partial, err = e.shardProbe(ctx, t, w, f, cfg, key, len(probes)+1, rate)
+			res, fig, partial, err = e.shardProbe(ctx, t, w, f, cfg, key, len(probes)+1, rate, dur)
 			if hosts == nil {
 				hosts = f.shard.lastHosts
 			}
 		} else {
 			pc := cfg
-			pc.Steps = []runner.Step{{Rate: rate, Duration: f.stepDur, Warmup: f.stepWarmup}}
+			pc.Steps = []runner.Step{{Rate: rate, Duration: dur, Warmup: f.stepWarmup}}
 			res, err = runner.Run(ctx, pc, t, w)
 		}
 		if e.isTTY {
@@ -339,7 +349,11 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		out.Failed = slo.Check(fig)
 		out.Thin = slo.Thin(fig)
 		out.Pass = len(out.Failed) == 0
+		last = out
 		line := probeLine(len(probes), fig, st.Elapsed > 0, out, retry)
+		if longer != "" {
+			line += "  [" + longer + "]"
+		}
 		if f.shard.s != nil {
 			line += fmt.Sprintf("  (%d shards)", f.shard.s.N)
 		}
@@ -362,7 +376,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		kp.Advice = a.Advice
 	}
 	doc, err := report.BuildKnee(kp,
-		probes, kneeDoc(f, slo, sp, kr, probes))
+		probes, kneeDoc(f, slo, sp, kr, probes, durs))
 	if err != nil {
 		return err
 	}
@@ -435,6 +449,9 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 	default:
 		fmt.Fprintf(e.stdout, "re-runs: a probe that breaks the SLO is run up to %d more times; its rate fails only if every run does\n", sp.Retries)
 	}
+	if sp.Retries > 0 && slo.HasPercentile() {
+		fmt.Fprintf(e.stdout, "re-runs of a probe that broke the SLO only by percentiles of too few requests last long enough to measure them (at most %d× --step-duration)\n", maxThinStretch)
+	}
 }
 
 // thinPlan says, before the search, below which rate a probe of step
@@ -457,6 +474,32 @@ func thinPlan(slo knee.SLO, start float64, step time.Duration) string {
 	}
 	return fmt.Sprintf("a %v probe below %s/s holds fewer than the %d requests %s needs to be measured (10 above it): there it is one of the probe's few slowest, and one stray slow request can fail the SLO (--step-duration %s measures it from %s/s)",
 		step, fmtRate(below), need, worst, report.ProbeSecs(float64(need)/start), fmtRate(start))
+}
+
+// maxThinStretch bounds how much longer than --step-duration a re-run is
+// made to measure a percentile (thinRetry).
+const maxThinStretch = 10
+
+// thinRetry is the duration of a re-run at rate after the outcome prev:
+// when prev broke the SLO only by percentiles measured from too few
+// requests (knee.Outcome.Thin), long enough for them to be measured (at
+// most maxThinStretch × step, in whole seconds), and why; else step.
+// The failure is then the percentile's or a stray slow request's, and
+// one more run as short would say no more.
+func thinRetry(prev knee.Outcome, rate float64, step time.Duration) (time.Duration, string) {
+	if prev.Pass || len(prev.Thin) == 0 || len(prev.Thin) != len(prev.Failed) || rate <= 0 {
+		return step, ""
+	}
+	var need int64
+	for _, m := range prev.Thin {
+		need = max(need, knee.RequestsFor(m))
+	}
+	d := time.Duration(math.Ceil(float64(need)/rate)) * time.Second
+	if d <= step {
+		return step, ""
+	}
+	d = min(d, maxThinStretch*step)
+	return d, fmt.Sprintf("run for %v: %s failed on too few requests; %v at %s/s holds %.0f", d, strings.Join(prev.Thin, ", "), d, fmtRate(rate), d.Seconds()*rate)
 }
 
 // figuresOf extracts what the SLO looks at from a probe's step.
@@ -494,7 +537,7 @@ func probeLine(n int, st knee.Figures, measured bool, out knee.Outcome, retry in
 }
 
 // kneeDoc turns the search's answer into the result's knee object.
-func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes []*runner.Result) report.Knee {
+func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes []*runner.Result, durs []time.Duration) report.Knee {
 	k := report.Knee{SLO: f.slo, SLOApplied: slo.String(), Start: sp.Start, Max: sp.Max, PrecisionPct: 100 * sp.Precision,
 		StepS: f.stepDur.Seconds(), StepWarmupS: f.stepWarmup.Seconds(), Retries: sp.Retries, Stop: string(kr.Stop),
 		Probes: []report.KneeProbe{}, TransientRates: append([]float64{}, kr.Transient...), RunArgs: f.runArgs}
@@ -511,6 +554,9 @@ func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes 
 		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed, ThinTerms: p.Thin, Retry: p.Retry}
 		if kp.FailedTerms == nil {
 			kp.FailedTerms = []string{}
+		}
+		if i < len(durs) && durs[i] != f.stepDur {
+			kp.DurationS = durs[i].Seconds()
 		}
 		if i < len(probes) && len(probes[i].Steps) > 0 {
 			s := step

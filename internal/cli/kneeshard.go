@@ -67,14 +67,14 @@ func (sf *shardFlags) kneeKey(name string, w workload.Workload, f *kneeFlags) st
 }
 
 // shardProbe runs this shard's part of round r of the search, a probe at
-// rate (the whole search's), and returns the figures of all the shards'
+// rate (the whole search's) for dur, and returns the figures of all the shards'
 // requests together. partial is true when a shard was interrupted: the
 // search stops.
-func (e *env) shardProbe(ctx context.Context, t target.Target, w workload.Workload, f *kneeFlags, cfg runner.Config, key string, r int, rate float64) (res *runner.Result, fig knee.Figures, partial bool, err error) {
+func (e *env) shardProbe(ctx context.Context, t target.Target, w workload.Workload, f *kneeFlags, cfg runner.Config, key string, r int, rate float64, dur time.Duration) (res *runner.Result, fig knee.Figures, partial bool, err error) {
 	sf := &f.shard
 	n := float64(sf.s.N)
 	pc := cfg
-	pc.Steps = []runner.Step{{Rate: rate / n, Duration: f.stepDur, Warmup: f.stepWarmup}}
+	pc.Steps = []runner.Step{{Rate: rate / n, Duration: dur, Warmup: f.stepWarmup}}
 	pc.BeforeStart = sf.beforeStart(e, t, shard.RoundKey(key, r), pc)
 	res, runErr := runner.Run(ctx, pc, t, w)
 	m := sf.meeting

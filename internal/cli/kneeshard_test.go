@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -75,6 +76,33 @@ func TestJudgeRound(t *testing.T) {
 		_, partial, err := judgeRound([][]byte{a, tc.b}, 0, 100)
 		if partial != tc.partial || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%s: partial %v, err %v; want %v, %q", tc.name, partial, err, tc.partial, tc.err)
+		}
+	}
+}
+
+// TestThinRetry: a re-run after a failure only by percentiles of too few
+// requests lasts long enough to hold what they need, in whole seconds, at
+// most maxThinStretch steps; after any other failure it lasts a step.
+func TestThinRetry(t *testing.T) {
+	thin := knee.Outcome{Failed: []string{"p99 1ms ≥ 0.5ms (of 100 requests: the 2nd slowest)"}, Thin: []string{"p99"}}
+	mixed := knee.Outcome{Failed: []string{"p99 …", "late 5% ≥ 1%"}, Thin: []string{"p99"}}
+	for _, tc := range []struct {
+		name string
+		prev knee.Outcome
+		rate float64
+		step time.Duration
+		want time.Duration
+	}{
+		{"thin p99 at 100/s", thin, 100, time.Second, 10 * time.Second},
+		{"thin p99 at 300/s", thin, 300, time.Second, 4 * time.Second}, // 1,000 ÷ 300 = 3.3 s
+		{"capped", thin, 1, time.Second, maxThinStretch * time.Second},
+		{"the step holds enough", thin, 2000, time.Second, time.Second},
+		{"late failed too", mixed, 100, time.Second, time.Second},
+		{"passed", knee.Outcome{Pass: true}, 100, time.Second, time.Second},
+	} {
+		got, why := thinRetry(tc.prev, tc.rate, tc.step)
+		if got != tc.want || (got != tc.step) != (why != "") {
+			t.Errorf("%s: %v %q, want %v", tc.name, got, why, tc.want)
 		}
 	}
 }

@@ -146,6 +146,7 @@ type openResult struct {
 			FailedTerms []string `json:"failed_terms"`
 			Retry       int      `json:"retry"`
 			Step        *int     `json:"step"`
+			DurationS   float64  `json:"duration_s"`
 		} `json:"probes"`
 	} `json:"knee"`
 }
@@ -461,6 +462,27 @@ func TestKneeSQLite(t *testing.T) {
 		args := append([]string{"run", "single-inserts", "--db", db, "--rate", "20", "-T", "300ms", "--out", filepath.Join(dir, "runargs-run")}, r.Knee.RunArgs...)
 		if code, stdout, stderr := runCLI(t, context.Background(), args...); code != 0 {
 			t.Fatalf("run with the knee's run args: exit %d\n%s%s", code, stdout, stderr)
+		}
+	})
+	t.Run("re-run long enough", func(t *testing.T) {
+		// 250 ms at 1000/s holds 250 requests: a broken p99 is the 3rd
+		// slowest of them. The re-run lasts 1 s, the 1,000 requests p99
+		// needs, and the result says so.
+		r, stdout := knee(t, "longer", "--slo", "p99<1us", "--start", "1000")
+		k := r.Knee
+		if k == nil || len(k.Probes) != 2 || len(r.Steps) != 2 {
+			t.Fatalf("knee %+v, %d steps", k, len(r.Steps))
+		}
+		if k.Probes[0].DurationS != 0 || k.Probes[1].DurationS != 1 || k.Probes[1].Retry != 1 {
+			t.Fatalf("probe durations %v then %v (want the search's 0.25 s, then 1 s)", k.Probes[0].DurationS, k.Probes[1].DurationS)
+		}
+		if d := r.Steps[1].DurationS; d < 0.9 || d > 1.5 || r.Steps[1].Scheduled < 900 {
+			t.Fatalf("the re-run measured %v s and scheduled %d requests, want about 1 s and 1,000", d, r.Steps[1].Scheduled)
+		}
+		for _, want := range []string{"[run for 1s: p99 failed on too few requests; 1s at 1000/s holds 1000]", "re-runs of a probe that broke the SLO only by percentiles of too few requests"} {
+			if !strings.Contains(stdout, want) {
+				t.Fatalf("console lacks %q:\n%s", want, stdout)
+			}
 		}
 	})
 	t.Run("no re-runs", func(t *testing.T) {

@@ -1011,10 +1011,24 @@ func kneeLoadText(r *report.Result) string {
 	if k.StepWarmupS > 0 {
 		s += fmt.Sprintf(" (after %s s warm-up)", strconv.FormatFloat(k.StepWarmupS, 'f', -1, 64))
 	}
+	if n := countLonger(k); n > 0 {
+		s += fmt.Sprintf(", %d of them longer to measure a percentile", n)
+	}
 	if len(k.Probes) > 0 {
 		s += fmt.Sprintf(", %s to %s req/s", rate(lo), rate(hi))
 	}
 	return s
+}
+
+// countLonger counts the probes run longer than the search's step.
+func countLonger(k *report.Knee) int {
+	n := 0
+	for _, p := range k.Probes {
+		if p.DurationS > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // kneeBlocks are the answer of a knee search and its probes in the order
@@ -1034,6 +1048,9 @@ func kneeBlocks(r *report.Result) []Block {
 		run := "first"
 		if p.Retry > 0 {
 			run = fmt.Sprintf("re-run %d", p.Retry)
+		}
+		if p.DurationS > 0 {
+			run += fmt.Sprintf(", %s s long to measure a percentile", strconv.FormatFloat(p.DurationS, 'f', -1, 64))
 		}
 		m := make([]string, 5)
 		if outcome == "FAIL" {

@@ -276,6 +276,16 @@ func (s SLO) Thin(f Figures) []string {
 	return out
 }
 
+// HasPercentile reports whether s bounds a percentile (p50 … p999).
+func (s SLO) HasPercentile() bool {
+	for _, t := range s {
+		if _, ok := quantiles[t.Metric]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // RequestsFor is how many requests a probe needs for percentile metric to
 // be measured (ThinRequests above it); 0 for a metric that is no
 // percentile.

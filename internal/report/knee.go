@@ -55,6 +55,10 @@ type KneeProbe struct {
 	ThinTerms []string `json:"thin_terms,omitempty"`
 	Retry     int      `json:"retry"` // 0: the rate's first probe; n: its n-th re-run after failures
 	Step      *int     `json:"step"`  // index into steps[]; null when the probe measured nothing
+	// DurationS is the probe's planned measured duration when it is not
+	// step_s: a re-run lengthened to hold the requests a percentile needs,
+	// after a run that broke the SLO only by percentiles of too few.
+	DurationS float64 `json:"duration_s,omitempty"`
 }
 
 // BuildKnee assembles the document of a knee search: probes[i] is the run
@@ -66,9 +70,13 @@ func BuildKnee(p Params, probes []*runner.Result, k Knee) (*Result, error) {
 		return nil, fmt.Errorf("no probe to report")
 	}
 	p.Load.Steps = nil
-	for _, r := range probes {
+	for i, r := range probes {
+		secs := k.StepS
+		if i < len(k.Probes) && k.Probes[i].DurationS > 0 {
+			secs = k.Probes[i].DurationS
+		}
 		for _, st := range r.Steps {
-			p.Load.Steps = append(p.Load.Steps, runner.Step{Rate: st.Rate, Duration: time.Duration(k.StepS * float64(time.Second)), Warmup: st.Warmup})
+			p.Load.Steps = append(p.Load.Steps, runner.Step{Rate: st.Rate, Duration: time.Duration(secs * float64(time.Second)), Warmup: st.Warmup})
 		}
 	}
 	if len(p.Load.Steps) == 0 { // interrupted before anything was measured
