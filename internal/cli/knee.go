@@ -157,7 +157,7 @@ ceiling merge makes the search's.`,
 					return &UsageError{Err: errEmulateServer}
 				}
 			}
-			if err := f.shard.check(cmd.Flags(), name, w, e.dsn(&f.targetFlags), f.durability, f.emulate != "", 100, nil); err != nil {
+			if err := f.shard.check(cmd.Flags(), name, w, e.dsn(&f.targetFlags), f.durability, f.emulate != "", nil); err != nil {
 				return err
 			}
 			if f.shard.s != nil {

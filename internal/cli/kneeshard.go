@@ -60,7 +60,7 @@ func wordOf(res *runner.Result, err error) probeWord {
 	return w
 }
 
-// shardProbeKey names the search the shards make together (--shard-key,
+// kneeKey names the search the shards make together (--shard-key,
 // else its workload, parameters and search flags).
 func (sf *shardFlags) kneeKey(name string, w workload.Workload, f *kneeFlags) string {
 	return sf.keyOf(name, "knee", w, fmt.Sprintf("%d %q %g %g %v %v %q %d %s %v %s", sf.total, f.slo, f.start, f.max, f.stepDur, f.stepWarmup, f.precision, f.retries, f.open.arrival, f.open.lateAfter, f.durability))

@@ -71,7 +71,7 @@ func (sf *shardFlags) setup(fs *pflag.FlagSet, name string, w workload.Workload,
 	if fs.Changed("isolate") && f.isolate > 0 {
 		own = append(own, fmt.Errorf("--isolate and --shard are exclusive: the shards cannot run one operation alone together"))
 	}
-	if err := sf.check(fs, name, w, dsn, f.durability, f.emulate != "", 100, own); err != nil || sf.s == nil {
+	if err := sf.check(fs, name, w, dsn, f.durability, f.emulate != "", own); err != nil || sf.s == nil {
 		return err
 	}
 	f.isolate = 0
@@ -81,8 +81,8 @@ func (sf *shardFlags) setup(fs *pflag.FlagSet, name string, w workload.Workload,
 
 // check checks --shard against the flags every sharded command shares
 // (own: the command's own refusals) and makes w the shard; it leaves sf.s
-// nil when --shard is not given. keyLen bounds --shard-key.
-func (sf *shardFlags) check(fs *pflag.FlagSet, name string, w workload.Workload, dsn, durability string, emulate bool, keyLen int, own []error) error {
+// nil when --shard is not given.
+func (sf *shardFlags) check(fs *pflag.FlagSet, name string, w workload.Workload, dsn, durability string, emulate bool, own []error) error {
 	for _, n := range []string{"shard-wait", "shard-key"} {
 		if fs.Changed(n) && !fs.Changed("shard") {
 			return usagef("--%s needs --shard", n)
@@ -106,8 +106,8 @@ func (sf *shardFlags) check(fs *pflag.FlagSet, name string, w workload.Workload,
 	if sf.wait <= 0 {
 		errs = append(errs, fmt.Errorf("--shard-wait must be positive, got %v", sf.wait))
 	}
-	if len(sf.key) > keyLen {
-		errs = append(errs, fmt.Errorf("--shard-key is longer than %d characters", keyLen))
+	if len(sf.key) > 100 {
+		errs = append(errs, fmt.Errorf("--shard-key is longer than 100 characters"))
 	}
 	if scheme, _, _ := strings.Cut(dsn, ":"); (strings.EqualFold(scheme, "mysql") || strings.Contains(dsn, "@tcp(")) && durability != "server" {
 		errs = append(errs, fmt.Errorf("--durability %s changes innodb_flush_log_at_trx_commit for the whole server, and each shard would put it back as it ends: set it on the server before the shards start and run them with --durability server", durability))

@@ -186,6 +186,9 @@ func commonProbes(rs []*Result) (out []*Result, cut int) {
 	for i, r := range rs {
 		c := *r
 		c.Steps = r.Steps[:least]
+		if len(c.Load.Rates) > least {
+			c.Load.Rates = c.Load.Rates[:least]
+		}
 		out[i] = &c
 	}
 	return out, most - least

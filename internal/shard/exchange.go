@@ -79,7 +79,10 @@ func (m *Meeting) Exchange(ctx context.Context, key string, r int, body []byte, 
 			if failed++; failed > 5 || ctx.Err() != nil {
 				return nil, fmt.Errorf("shard %s: round %d: %w", m.spec, r, err)
 			}
-			time.Sleep(exchangePoll)
+			select {
+			case <-ctx.Done():
+			case <-time.After(exchangePoll):
+			}
 			continue
 		}
 		failed = 0
