@@ -123,6 +123,8 @@ SLO terms, comma-separated, all must hold:
   late < PERCENT       of scheduled requests   e.g. late<1%
   errors < PERCENT     of finished requests    e.g. errors<0.1%
   achieved > PERCENT   of the requested rate   e.g. achieved>95%
+  OPERATION.LATENCY < DURATION  one operation's requests only
+                                               e.g. new_order.p90<5s
 Unless the SLO says otherwise, late<1% (when it bounds neither late nor
 achieved) and errors<1% are implied: a rate where requests are skipped or
 fail is not sustained.
@@ -244,6 +246,8 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 		errs = append(errs, err)
 	} else if err := workload.CheckThreads(w, f.threads); err != nil {
 		errs = append(errs, err)
+	} else if err := slo.CheckOps(w.Ops()); err != nil {
+		errs = append(errs, fmt.Errorf("--slo: %w", err))
 	}
 	seed, err := f.open.seedOf()
 	if err != nil {
@@ -348,6 +352,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		out := knee.Outcome{Partial: st.Partial || res.Partial || partial}
 		out.Failed = slo.Check(fig)
 		out.Thin = slo.Thin(fig)
+		out.Need = slo.Need(fig)
 		out.Pass = len(out.Failed) == 0
 		last = out
 		line := probeLine(len(probes), fig, st.Elapsed > 0, out, retry)
@@ -461,7 +466,9 @@ func thinPlan(slo knee.SLO, start float64, step time.Duration) string {
 	var worst string
 	var need int64
 	for _, t := range slo {
-		if n := knee.RequestsFor(t.Metric); n > need {
+		// An operation's term needs more in all, by its share, which
+		// is not known before the first probe.
+		if n := knee.RequestsFor(t.Metric); n > need && t.Operation == "" {
 			worst, need = t.Metric, n
 		}
 	}
@@ -487,14 +494,10 @@ const maxThinStretch = 10
 // The failure is then the percentile's or a stray slow request's, and
 // one more run as short would say no more.
 func thinRetry(prev knee.Outcome, rate float64, step time.Duration) (time.Duration, string) {
-	if prev.Pass || len(prev.Thin) == 0 || len(prev.Thin) != len(prev.Failed) || rate <= 0 {
+	if prev.Pass || len(prev.Thin) == 0 || len(prev.Thin) != len(prev.Failed) || prev.Need <= 0 || rate <= 0 {
 		return step, ""
 	}
-	var need int64
-	for _, m := range prev.Thin {
-		need = max(need, knee.RequestsFor(m))
-	}
-	d := time.Duration(math.Ceil(float64(need)/rate)) * time.Second
+	d := time.Duration(math.Ceil(float64(prev.Need)/rate)) * time.Second
 	if d <= step {
 		return step, ""
 	}
@@ -506,6 +509,12 @@ func thinRetry(prev knee.Outcome, rate float64, step time.Duration) (time.Durati
 func figuresOf(st runner.StepResult) knee.Figures {
 	fig := knee.Figures{Rate: st.Rate, Achieved: st.Achieved, Scheduled: st.Scheduled, Completed: st.Completed, Late: st.Late, Failed: st.Failed}
 	fig.Latency = metricsLatency(st)
+	if st.Snap != nil {
+		fig.ByOp = make(map[string]knee.OpFigures, len(st.Snap.Ops))
+		for _, o := range st.Snap.Ops {
+			fig.ByOp[o.Name] = knee.OpFigures{Completed: o.Requests, Latency: metrics.LatencyOf(o.Hist)}
+		}
+	}
 	return fig
 }
 
@@ -551,7 +560,7 @@ func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes 
 	}
 	step := 0
 	for i, p := range kr.Probes {
-		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed, ThinTerms: p.Thin, Retry: p.Retry}
+		kp := report.KneeProbe{Rate: p.Rate, Pass: p.Pass && !p.Partial, Partial: p.Partial, FailedTerms: p.Failed, ThinTerms: p.Thin, NeedRequests: p.Need, Retry: p.Retry}
 		if kp.FailedTerms == nil {
 			kp.FailedTerms = []string{}
 		}

@@ -35,8 +35,17 @@ type probeWord struct {
 	Late      int64   `json:"late"`
 	Failed    int64   `json:"failed"`
 	Hist      string  `json:"hist,omitempty"` // completed requests' latency (metrics.EncodeHist)
-	Partial   bool    `json:"partial,omitempty"`
-	Err       string  `json:"error,omitempty"`
+	// Ops are each operation's completed requests and latency, for the
+	// SLO terms that name one.
+	Ops     map[string]opWord `json:"ops,omitempty"`
+	Partial bool              `json:"partial,omitempty"`
+	Err     string            `json:"error,omitempty"`
+}
+
+// opWord is one operation's part of a shard's probe.
+type opWord struct {
+	Completed int64  `json:"completed"`
+	Hist      string `json:"hist,omitempty"`
 }
 
 // wordOf is what the shard says of its part of a probe: its figures, or
@@ -55,6 +64,18 @@ func wordOf(res *runner.Result, err error) probeWord {
 			w.Hist = enc
 		} else {
 			w.Err = oneLine(err.Error())
+		}
+		w.Ops = make(map[string]opWord, len(st.Snap.Ops))
+		for _, o := range st.Snap.Ops {
+			ow := opWord{Completed: o.Requests}
+			if o.Hist != nil && o.Hist.TotalCount() > 0 {
+				enc, err := metrics.EncodeHist(o.Hist)
+				if err != nil {
+					w.Err = oneLine(err.Error())
+				}
+				ow.Hist = enc
+			}
+			w.Ops[o.Name] = ow
 		}
 	}
 	return w
@@ -126,9 +147,10 @@ func judgeRound(posts [][]byte, self int, rate float64) (knee.Figures, bool, err
 			return knee.Figures{}, false, fmt.Errorf("shard %d's figures: %w", i, err)
 		}
 	}
-	fig := knee.Figures{Rate: rate}
+	fig := knee.Figures{Rate: rate, ByOp: map[string]knee.OpFigures{}}
 	partial := false
 	var merged *hdr.Histogram
+	opHists := map[string]*hdr.Histogram{}
 	for i, w := range words {
 		switch {
 		case w.Err != "":
@@ -144,6 +166,23 @@ func judgeRound(posts [][]byte, self int, rate float64) (knee.Figures, bool, err
 		fig.Completed += w.Completed
 		fig.Late += w.Late
 		fig.Failed += w.Failed
+		for name, o := range w.Ops {
+			of := fig.ByOp[name]
+			of.Completed += o.Completed
+			fig.ByOp[name] = of
+			if o.Hist == "" {
+				continue
+			}
+			h, err := metrics.DecodeHist(o.Hist)
+			if err != nil {
+				return knee.Figures{}, false, fmt.Errorf("shard %d's latency of %s: %w", i, name, err)
+			}
+			if opHists[name] == nil {
+				opHists[name] = h
+			} else {
+				opHists[name].Merge(h)
+			}
+		}
 		if w.Hist == "" {
 			continue
 		}
@@ -159,6 +198,11 @@ func judgeRound(posts [][]byte, self int, rate float64) (knee.Figures, bool, err
 	}
 	if merged != nil {
 		fig.Latency = metrics.LatencyOf(merged)
+	}
+	for name, h := range opHists {
+		of := fig.ByOp[name]
+		of.Latency = metrics.LatencyOf(h)
+		fig.ByOp[name] = of
 	}
 	return fig, partial, nil
 }

@@ -19,21 +19,27 @@ import (
 	"github.com/ceiling-db/ceiling/internal/testenv"
 )
 
+// histOf is an encoded histogram of n requests at ms each.
+func histOf(t *testing.T, n int64, ms int64) string {
+	t.Helper()
+	h := hdr.New(1, 60_000_000, 3)
+	for range n {
+		if err := h.RecordValue(ms * 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := metrics.EncodeHist(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc
+}
+
 // post is a shard's word on a probe, as JSON: n requests at ms each.
 func post(t *testing.T, w probeWord, n int64, ms int64) []byte {
 	t.Helper()
 	if n > 0 {
-		h := hdr.New(1, 60_000_000, 3)
-		for range n {
-			if err := h.RecordValue(ms * 1000); err != nil {
-				t.Fatal(err)
-			}
-		}
-		enc, err := metrics.EncodeHist(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Hist = enc
+		w.Hist = histOf(t, n, ms)
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -62,6 +68,17 @@ func TestJudgeRound(t *testing.T) {
 	if got := (knee.SLO{{Metric: "p50", Op: "<", Limit: 5}}).Check(fig); len(got) != 1 {
 		t.Fatalf("p50<5ms on the whole probe: %v, want it broken (shard 0 alone meets it)", got)
 	}
+	// Each operation's requests and latency are merged too, for the
+	// terms that name one.
+	opA := post(t, probeWord{Rate: 50, Scheduled: 10, Completed: 10, Ops: map[string]opWord{"insert": {Completed: 10, Hist: histOf(t, 10, 1)}}}, 10, 1)
+	opB := post(t, probeWord{Rate: 50, Scheduled: 30, Completed: 30, Ops: map[string]opWord{"insert": {Completed: 20, Hist: histOf(t, 20, 9)}, "delete": {Completed: 10}}}, 30, 9)
+	fig, _, err = judgeRound([][]byte{opA, opB}, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ins := fig.ByOp["insert"]; ins.Completed != 30 || ins.Latency == nil || ins.Latency.P50 < 8.9 || ins.Latency.Max < 8.9 || fig.ByOp["delete"].Completed != 10 || fig.ByOp["delete"].Latency != nil {
+		t.Fatalf("by operation: %+v", fig.ByOp)
+	}
 
 	for _, tc := range []struct {
 		name    string
@@ -84,8 +101,8 @@ func TestJudgeRound(t *testing.T) {
 // requests lasts long enough to hold what they need, in whole seconds, at
 // most maxThinStretch steps; after any other failure it lasts a step.
 func TestThinRetry(t *testing.T) {
-	thin := knee.Outcome{Failed: []string{"p99 1ms ≥ 0.5ms (of 100 requests: the 2nd slowest)"}, Thin: []string{"p99"}}
-	mixed := knee.Outcome{Failed: []string{"p99 …", "late 5% ≥ 1%"}, Thin: []string{"p99"}}
+	thin := knee.Outcome{Failed: []string{"p99 1ms ≥ 0.5ms (of 100 requests: the 2nd slowest)"}, Thin: []string{"p99"}, Need: 1000}
+	mixed := knee.Outcome{Failed: []string{"p99 …", "late 5% ≥ 1%"}, Thin: []string{"p99"}, Need: 1000}
 	for _, tc := range []struct {
 		name string
 		prev knee.Outcome

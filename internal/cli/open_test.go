@@ -485,6 +485,16 @@ func TestKneeSQLite(t *testing.T) {
 			}
 		}
 	})
+	t.Run("per operation", func(t *testing.T) {
+		r, _ := knee(t, "perop", "--slo", "insert.p50<1us", "--start", "20", "--retries", "0")
+		if k := r.Knee; k == nil || k.Stop != "start-failed" || len(k.Probes) != 1 || !strings.HasPrefix(k.Probes[0].FailedTerms[0], "insert.p50 ") {
+			t.Fatalf("knee %+v", r.Knee)
+		}
+		code, stdout, stderr := runCLI(t, context.Background(), "knee", "single-inserts", "--db", db, "--slo", "new_order.p90<5s", "--out", filepath.Join(dir, "badop"))
+		if code != 2 || !strings.Contains(stderr, `--slo: SLO term new_order.p90<5s: the workload has no operation "new_order" (it has: insert)`) {
+			t.Fatalf("an operation the workload lacks: exit %d\n%s%s", code, stdout, stderr)
+		}
+	})
 	t.Run("no re-runs", func(t *testing.T) {
 		r, stdout := knee(t, "noretry", "--slo", "p50<1us", "--start", "20", "--retries", "0")
 		if k := r.Knee; k == nil || k.Stop != "start-failed" || len(k.Probes) != 1 || k.Retries != 0 {

@@ -408,3 +408,60 @@ func TestThin(t *testing.T) {
 		}
 	}
 }
+
+// TestOperationTerms: a latency term may name one of the workload's
+// operations (new_order.p90<5s); it is checked on that operation's
+// requests, thin by their count, and a probe needs as many more requests
+// in all as the operation's share asks. Other metrics are per probe, and
+// an operation the workload lacks is an error.
+func TestOperationTerms(t *testing.T) {
+	slo, err := ParseSLO("new_order.p90<5s, delivery.p99.9<20s, p99<50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slo[0].Operation != "new_order" || slo[0].Metric != "p90" || slo[1].Metric != "p999" || slo[2].Operation != "" {
+		t.Fatalf("parsed %+v", slo)
+	}
+	if got := slo.String(); got != "new_order.p90<5s,delivery.p999<20s,p99<50ms" {
+		t.Fatalf("String: %q", got)
+	}
+	for spec, want := range map[string]string{
+		"new_order.late<1%":                "only a latency",
+		".p90<5s":                          "no operation before the dot",
+		"insert.p99<1s,insert.p99<2s":      "insert.p99 is given twice",
+		"new_order.p90<5s,payment.nope<1s": `unknown metric "nope"`,
+	} {
+		if _, err := ParseSLO(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
+	}
+	if err := slo.CheckOps([]string{"new_order", "payment", "delivery"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := slo.CheckOps([]string{"insert", "delete"}); err == nil || !strings.Contains(err.Error(), `no operation "new_order" (it has: insert, delete)`) {
+		t.Fatalf("CheckOps: %v", err)
+	}
+
+	// 1,000 requests, 40 of them Deliveries: the whole probe's p99 is
+	// measured, Delivery's p99.9 is not (it needs 10,000 Deliveries:
+	// 250,000 requests at this mix).
+	f := Figures{Rate: 100, Achieved: 100, Scheduled: 1000, Completed: 1000, Latency: &metrics.Latency{P99: 10},
+		ByOp: map[string]OpFigures{
+			"new_order": {Completed: 450, Latency: &metrics.Latency{P90: 6000}},
+			"delivery":  {Completed: 40, Latency: &metrics.Latency{P999: 25000}},
+		}}
+	got := slo.Check(f)
+	if len(got) != 2 || got[0] != "new_order.p90 6000.000ms ≥ 5s" || got[1] != "delivery.p999 25000.000ms ≥ 20s (of 40 requests: the 1st slowest)" {
+		t.Fatalf("Check: %q", got)
+	}
+	if thin := slo.Thin(f); len(thin) != 1 || thin[0] != "delivery.p999" {
+		t.Fatalf("Thin: %q", thin)
+	}
+	if need := slo.Need(f); need != 250000 {
+		t.Fatalf("Need %d, want 10,000 Deliveries at 40 in 1,000 = 250,000", need)
+	}
+	delete(f.ByOp, "delivery") // none completed: not measured, not passed
+	if got := slo.Check(f); len(got) != 2 || got[1] != "delivery.p999 not measured" {
+		t.Fatalf("no Delivery: %q", got)
+	}
+}

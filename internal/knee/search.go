@@ -14,6 +14,9 @@ type Outcome struct {
 	// Thin names the broken percentile terms measured from too few
 	// requests (SLO.Thin): a stray slow request may have set them.
 	Thin []string
+	// Need is how many requests in all a probe at the same rate needs
+	// for the Thin terms to be measured (SLO.Need); 0 when none is thin.
+	Need int64
 	// Partial marks a probe cut short (interrupted): its outcome is not
 	// used and the search stops.
 	Partial bool

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,11 +38,16 @@ var latencyMetrics = map[string]func(*metrics.Latency) float64{
 	"p99.9": nil, // alias of p999, resolved by ParseSLO
 }
 
-// Term is one condition of an SLO, such as p99<50ms or late<1%.
+// Term is one condition of an SLO, such as p99<50ms, late<1% or
+// new_order.p90<5s.
 type Term struct {
-	Metric string  // p50 … p999, max, mean, late, errors, achieved
-	Op     string  // "<" or "<=" (upper bounds), ">" or ">=" (achieved)
-	Limit  float64 // milliseconds for latencies, percent otherwise
+	// Operation, when set, restricts a latency term to one of the
+	// workload's operations (new_order.p90<5s: TPC-C bounds each
+	// transaction type's response time); "" is every request.
+	Operation string
+	Metric    string  // p50 … p999, max, mean, late, errors, achieved
+	Op        string  // "<" or "<=" (upper bounds), ">" or ">=" (achieved)
+	Limit     float64 // milliseconds for latencies, percent otherwise
 	// Implied marks a term ceiling added because the SLO said nothing about
 	// that aspect (see SLO.WithImplied).
 	Implied bool
@@ -49,9 +55,18 @@ type Term struct {
 
 func (t Term) String() string {
 	if _, ok := latencyMetrics[t.Metric]; ok {
-		return fmt.Sprintf("%s%s%s", t.Metric, t.Op, fmtMs(t.Limit))
+		return fmt.Sprintf("%s%s%s", t.Name(), t.Op, fmtMs(t.Limit))
 	}
 	return fmt.Sprintf("%s%s%s%%", t.Metric, t.Op, strconv.FormatFloat(t.Limit, 'g', -1, 64))
+}
+
+// Name is the term's metric, with its operation when it has one
+// (new_order.p90).
+func (t Term) Name() string {
+	if t.Operation != "" {
+		return t.Operation + "." + t.Metric
+	}
+	return t.Metric
 }
 
 // fmtMs writes a millisecond limit the way a user would type it.
@@ -79,9 +94,11 @@ func (s SLO) String() string {
 //	late < PERCENT                                    e.g. late<1%
 //	errors < PERCENT                                  e.g. errors<0.1%
 //	achieved > PERCENT (of the requested rate)        e.g. achieved>95%
+//	OPERATION.LATENCY < DURATION                      e.g. new_order.p90<5s
 //
 // Durations need a unit; percentages need the % sign. Each metric may
-// appear once. Errors name the offending term.
+// appear once (per operation). Errors name the offending term; the
+// operations are checked against the workload's by CheckOps.
 func ParseSLO(spec string) (SLO, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, errors.New("empty SLO: give terms such as 'p99<50ms,late<1%'")
@@ -93,10 +110,10 @@ func ParseSLO(spec string) (SLO, error) {
 		if err != nil {
 			return nil, err
 		}
-		if seen[term.Metric] {
-			return nil, fmt.Errorf("SLO term %q: %s is given twice", raw, term.Metric)
+		if seen[term.Name()] {
+			return nil, fmt.Errorf("SLO term %q: %s is given twice", raw, term.Name())
 		}
-		seen[term.Metric] = true
+		seen[term.Name()] = true
 		slo = append(slo, term)
 	}
 	return slo, nil
@@ -129,8 +146,18 @@ func parseTerm(s string) (Term, error) {
 	if strings.ContainsAny(val, "<>=") {
 		return Term{}, fmt.Errorf("SLO term %q has more than one comparison", s)
 	}
+	operation := ""
+	if o, m, ok := strings.Cut(metric, "."); ok && metric != "p99.9" {
+		operation, metric = strings.TrimSpace(o), strings.TrimSpace(m)
+		if operation == "" {
+			return Term{}, fmt.Errorf("SLO term %q: no operation before the dot (e.g. new_order.p90<5s)", s)
+		}
+	}
 	if metric == "p99.9" {
 		metric = "p999"
+	}
+	if operation != "" && (metric == MetricLate || metric == MetricErrors || metric == MetricAchieved) {
+		return Term{}, fmt.Errorf("SLO term %q: only a latency (p50 … p999, max, mean) can be bounded per operation", s)
 	}
 	upper := op == "<" || op == "<="
 	switch {
@@ -148,7 +175,7 @@ func parseTerm(s string) (Term, error) {
 		if d <= 0 {
 			return Term{}, fmt.Errorf("SLO term %q: the limit must be above zero", s)
 		}
-		return Term{Metric: metric, Op: op, Limit: float64(d) / float64(time.Millisecond)}, nil
+		return Term{Operation: operation, Metric: metric, Op: op, Limit: float64(d) / float64(time.Millisecond)}, nil
 	case metric == MetricLate || metric == MetricErrors || metric == MetricAchieved:
 		if metric == MetricAchieved && upper {
 			return Term{}, fmt.Errorf("SLO term %q: achieved takes a lower bound (> or >=), e.g. achieved>95%%", s)
@@ -174,6 +201,17 @@ func parseTerm(s string) (Term, error) {
 	default:
 		return Term{}, fmt.Errorf("SLO term %q: unknown metric %q (want p50, p90, p95, p99, p999, max, mean, late, errors or achieved)", s, metric)
 	}
+}
+
+// CheckOps checks that every operation the SLO names is one of ops (the
+// workload's).
+func (s SLO) CheckOps(ops []string) error {
+	for _, t := range s {
+		if t.Operation != "" && !slices.Contains(ops, t.Operation) {
+			return fmt.Errorf("SLO term %s: the workload has no operation %q (it has: %s)", t, t.Operation, strings.Join(ops, ", "))
+		}
+	}
+	return nil
 }
 
 // Default limits of the implied terms.
@@ -211,6 +249,23 @@ type Figures struct {
 	Late      int64
 	Failed    int64
 	Latency   *metrics.Latency // of completed requests; nil when none completed
+	// ByOp are the completed requests of each operation and their
+	// latency, for the terms that name one.
+	ByOp map[string]OpFigures
+}
+
+// OpFigures are one operation's part of a probe.
+type OpFigures struct {
+	Completed int64
+	Latency   *metrics.Latency // nil when none completed
+}
+
+// completed is how many requests t's figure was taken from.
+func (t Term) completed(f Figures) int64 {
+	if t.Operation != "" {
+		return f.ByOp[t.Operation].Completed
+	}
+	return f.Completed
 }
 
 // Check returns the terms f breaks, each with the measured value, e.g.
@@ -225,14 +280,14 @@ func (s SLO) Check(f Figures) []string {
 		v, ok := t.value(f)
 		if !ok {
 			if f.Completed > 0 {
-				failed = append(failed, t.Metric+" not measured")
+				failed = append(failed, t.Name()+" not measured")
 			}
 			continue
 		}
 		if !t.holds(v) {
-			msg := t.Metric + " " + t.format(v) + " " + negate(t.Op) + " " + t.limitText()
+			msg := t.Name() + " " + t.format(v) + " " + negate(t.Op) + " " + t.limitText()
 			if k, ok := t.thin(f); ok {
-				msg += fmt.Sprintf(" (of %d requests: the %s slowest)", f.Completed, ordinal(k))
+				msg += fmt.Sprintf(" (of %d requests: the %s slowest)", t.completed(f), ordinal(k))
 			}
 			failed = append(failed, msg)
 		}
@@ -254,26 +309,50 @@ const ThinRequests = 10
 // request (1: the slowest) it then is.
 func (t Term) thin(f Figures) (int64, bool) {
 	q, ok := quantiles[t.Metric]
-	if !ok || f.Completed <= 0 {
+	n := t.completed(f)
+	if !ok || n <= 0 {
 		return 0, false
 	}
-	above := int64(math.Floor(float64(f.Completed)*(1-q) + 1e-9))
+	above := int64(math.Floor(float64(n)*(1-q) + 1e-9))
 	return above + 1, above < ThinRequests
 }
 
 // Thin returns the broken terms of s that f measured from too few
-// requests (see ThinRequests), as metric names; none when every broken
-// term had enough, or none is broken.
+// requests (see ThinRequests), by name (p99, new_order.p90); none when
+// every broken term had enough, or none is broken.
 func (s SLO) Thin(f Figures) []string {
 	var out []string
 	for _, t := range s {
 		if v, ok := t.value(f); ok && !t.holds(v) {
 			if _, thin := t.thin(f); thin {
-				out = append(out, t.Metric)
+				out = append(out, t.Name())
 			}
 		}
 	}
 	return out
+}
+
+// Need is how many requests in all a probe like f needs for its broken
+// thin terms (Thin) to be measured: RequestsFor the term's percentile, of
+// the term's operation where it names one, scaled by that operation's
+// share of f's requests. 0 when no broken term is thin.
+func (s SLO) Need(f Figures) int64 {
+	var need int64
+	for _, t := range s {
+		v, ok := t.value(f)
+		if !ok || t.holds(v) {
+			continue
+		}
+		if _, thin := t.thin(f); !thin {
+			continue
+		}
+		n := RequestsFor(t.Metric)
+		if c := t.completed(f); t.Operation != "" && c > 0 {
+			n = int64(math.Ceil(float64(n) * float64(f.Completed) / float64(c)))
+		}
+		need = max(need, n)
+	}
+	return need
 }
 
 // HasPercentile reports whether s bounds a percentile (p50 … p999).
@@ -314,10 +393,14 @@ func ordinal(n int64) string {
 // value returns the term's metric in f, and false when f does not measure it.
 func (t Term) value(f Figures) (float64, bool) {
 	if get := latencyMetrics[t.Metric]; get != nil {
-		if f.Latency == nil {
+		l := f.Latency
+		if t.Operation != "" {
+			l = f.ByOp[t.Operation].Latency
+		}
+		if l == nil {
 			return 0, false
 		}
-		return get(f.Latency), true
+		return get(l), true
 	}
 	switch t.Metric {
 	case MetricLate:

@@ -53,8 +53,11 @@ type KneeProbe struct {
 	// too few requests for the figure to be more than one of the probe's
 	// few slowest (knee.ThinRequests); none when there were enough.
 	ThinTerms []string `json:"thin_terms,omitempty"`
-	Retry     int      `json:"retry"` // 0: the rate's first probe; n: its n-th re-run after failures
-	Step      *int     `json:"step"`  // index into steps[]; null when the probe measured nothing
+	// NeedRequests is how many requests in all a probe at this rate needs
+	// for the thin terms to be measured; absent when none is thin.
+	NeedRequests int64 `json:"need_requests,omitempty"`
+	Retry        int   `json:"retry"` // 0: the rate's first probe; n: its n-th re-run after failures
+	Step         *int  `json:"step"`  // index into steps[]; null when the probe measured nothing
 	// DurationS is the probe's planned measured duration when it is not
 	// step_s: a re-run lengthened to hold the requests a percentile needs,
 	// after a run that broke the SLO only by percentiles of too few.
@@ -260,8 +263,9 @@ func thinStart(k *Knee) (int64, string) {
 		if len(p.ThinTerms) == 0 || len(p.ThinTerms) < len(p.FailedTerms) {
 			return 0, ""
 		}
+		need = max(need, p.NeedRequests)
 		for _, m := range p.ThinTerms {
-			need = max(need, knee.RequestsFor(m))
+			need = max(need, knee.RequestsFor(m)) // results without need_requests
 			if !slices.Contains(names, m) {
 				names = append(names, m)
 			}
