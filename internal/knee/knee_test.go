@@ -460,8 +460,11 @@ func TestOperationTerms(t *testing.T) {
 	if need := slo.Need(f); need != 250000 {
 		t.Fatalf("Need %d, want 10,000 Deliveries at 40 in 1,000 = 250,000", need)
 	}
-	delete(f.ByOp, "delivery") // none completed: not measured, not passed
-	if got := slo.Check(f); len(got) != 2 || got[1] != "delivery.p999 not measured" {
+	delete(f.ByOp, "delivery") // none completed: not measured, not passed, too few
+	if got := slo.Check(f); len(got) != 2 || got[1] != "delivery.p999 not measured (no delivery request completed)" {
 		t.Fatalf("no Delivery: %q", got)
+	}
+	if thin, need := slo.Thin(f), slo.Need(f); len(thin) != 1 || thin[0] != "delivery.p999" || need != 10000*1001 {
+		t.Fatalf("no Delivery: thin %q, need %d (want 10,000 × 1,001: its share is below 1 in 1,000)", thin, need)
 	}
 }

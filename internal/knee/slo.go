@@ -260,6 +260,12 @@ type OpFigures struct {
 	Latency   *metrics.Latency // nil when none completed
 }
 
+// unseen reports whether t names an operation of which none completed in
+// a probe where others did: too few requests, as a thin percentile.
+func (t Term) unseen(f Figures) bool {
+	return t.Operation != "" && t.completed(f) == 0 && f.Completed > 0
+}
+
 // completed is how many requests t's figure was taken from.
 func (t Term) completed(f Figures) int64 {
 	if t.Operation != "" {
@@ -279,7 +285,10 @@ func (s SLO) Check(f Figures) []string {
 	for _, t := range s {
 		v, ok := t.value(f)
 		if !ok {
-			if f.Completed > 0 {
+			switch {
+			case t.unseen(f):
+				failed = append(failed, fmt.Sprintf("%s not measured (no %s request completed)", t.Name(), t.Operation))
+			case f.Completed > 0:
 				failed = append(failed, t.Name()+" not measured")
 			}
 			continue
@@ -323,7 +332,9 @@ func (t Term) thin(f Figures) (int64, bool) {
 func (s SLO) Thin(f Figures) []string {
 	var out []string
 	for _, t := range s {
-		if v, ok := t.value(f); ok && !t.holds(v) {
+		if t.unseen(f) {
+			out = append(out, t.Name())
+		} else if v, ok := t.value(f); ok && !t.holds(v) {
 			if _, thin := t.thin(f); thin {
 				out = append(out, t.Name())
 			}
@@ -335,10 +346,16 @@ func (s SLO) Thin(f Figures) []string {
 // Need is how many requests in all a probe like f needs for its broken
 // thin terms (Thin) to be measured: RequestsFor the term's percentile, of
 // the term's operation where it names one, scaled by that operation's
-// share of f's requests. 0 when no broken term is thin.
+// share of f's requests (below one in f's requests when none of it
+// completed). 0 when no broken term is thin.
 func (s SLO) Need(f Figures) int64 {
 	var need int64
 	for _, t := range s {
+		if t.unseen(f) {
+			// Its share is below one in f.Completed.
+			need = max(need, RequestsFor(t.Metric)*(f.Completed+1))
+			continue
+		}
 		v, ok := t.value(f)
 		if !ok || t.holds(v) {
 			continue
