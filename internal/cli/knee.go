@@ -355,7 +355,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		out.Need = slo.Need(fig)
 		out.Pass = len(out.Failed) == 0
 		last = out
-		line := probeLine(len(probes), fig, st.Elapsed > 0, out, retry)
+		line := probeLine(len(probes), fig, slo.Shown(), st.Elapsed > 0, out, retry)
 		if longer != "" {
 			line += "  [" + longer + "]"
 		}
@@ -519,14 +519,14 @@ func figuresOf(st runner.StepResult) knee.Figures {
 }
 
 // probeLine is a probe's line on the console, from the figures the SLO
-// judged (measured: the probe ran a while).
-func probeLine(n int, st knee.Figures, measured bool, out knee.Outcome, retry int) string {
-	late, p99, ach := "n/a", "n/a", "n/a"
+// judged (measured: the probe ran a while), with the latency term shown.
+func probeLine(n int, st knee.Figures, shown knee.Term, measured bool, out knee.Outcome, retry int) string {
+	late, lat, ach := "n/a", "n/a", "n/a"
 	if st.Scheduled > 0 {
 		late = fmt.Sprintf("%.2f%%", 100*float64(st.Late)/float64(st.Scheduled))
 	}
-	if l := st.Latency; l != nil {
-		p99 = fmt.Sprintf("%.3f ms", l.P99)
+	if v, ok := shown.Value(st); ok {
+		lat = fmt.Sprintf("%.3f ms", v)
 	}
 	if st.Rate > 0 && measured {
 		ach = fmt.Sprintf("%.1f/s (%.1f%%)", st.Achieved, 100*st.Achieved/st.Rate)
@@ -542,7 +542,7 @@ func probeLine(n int, st knee.Figures, measured bool, out knee.Outcome, retry in
 	case retry > 0:
 		verdict = fmt.Sprintf("pass (run %d at this rate: the failure did not recur)", retry+1)
 	}
-	return fmt.Sprintf("probe %2d: %10s/s  achieved %-22s late %-8s p99 %-12s errors %-6d %s", n, fmtRate(st.Rate), ach, late, p99, st.Failed, verdict)
+	return fmt.Sprintf("probe %2d: %10s/s  achieved %-22s late %-8s %s %-12s errors %-6d %s", n, fmtRate(st.Rate), ach, late, shown.Name(), lat, st.Failed, verdict)
 }
 
 // kneeDoc turns the search's answer into the result's knee object.

@@ -407,6 +407,21 @@ func ordinal(n int64) string {
 	return fmt.Sprintf("%dth", n)
 }
 
+// Value returns the term's metric in f (ms for latencies, % otherwise),
+// and false when f does not measure it.
+func (t Term) Value(f Figures) (float64, bool) { return t.value(f) }
+
+// Shown is the latency term a probe's line shows: the SLO's first, or
+// p99 of every request when it bounds none.
+func (s SLO) Shown() Term {
+	for _, t := range s {
+		if latencyMetrics[t.Metric] != nil {
+			return t
+		}
+	}
+	return Term{Metric: "p99"}
+}
+
 // value returns the term's metric in f, and false when f does not measure it.
 func (t Term) value(f Figures) (float64, bool) {
 	if get := latencyMetrics[t.Metric]; get != nil {
