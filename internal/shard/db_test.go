@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,6 +132,42 @@ func TestExchangeRace(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// TestLateShard: once the shards have met and started, a process that
+// joins as one of them (a replacement for a shard that stopped) is
+// refused at once instead of starting on its own, mid-run.
+func TestLateShard(t *testing.T) {
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "late.db"), func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		tgs := []target.Target{openTarget(t, dsn), openTarget(t, dsn), openTarget(t, dsn)}
+		for _, tg := range tgs {
+			defer tg.Close(ctx)
+		}
+		defer tgs[0].Schema().DropAll(ctx)
+		var wg sync.WaitGroup
+		ms := make([]*Meeting, 2)
+		errs := make([]error, 2)
+		for i := range ms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ms[i], errs[i] = Meet(ctx, tgs[i], "late-run", Spec{I: i, N: 2}, 30*time.Second, io.Discard)
+			}()
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("the two shards: %v / %v", errs[0], errs[1])
+		}
+		defer ms[0].Leave(ctx)
+		ms[1].Leave(ctx) // shard 1 stops mid-run
+		start := time.Now()
+		m, err := Meet(ctx, tgs[2], "late-run", Spec{I: 1, N: 2}, 20*time.Second, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "shard 0 started without this one") || time.Since(start) > 10*time.Second {
+			m.Leave(ctx)
+			t.Fatalf("a replacement for shard 1: %v after %v, want refused at once", err, time.Since(start))
 		}
 	})
 }

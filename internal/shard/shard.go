@@ -92,6 +92,8 @@ type Meeting struct {
 	// lastMs is when the last shard joined, on the database's clock:
 	// what was posted before is an earlier run's.
 	lastMs int64
+	// joinedMs is when this shard joined, on the database's clock.
+	joinedMs int64
 	// Hosts are the shards' hosts, by shard.
 	Hosts []string
 }
@@ -191,6 +193,7 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 	if err != nil {
 		return fmt.Errorf("shard %s: %w", m.spec, err)
 	}
+	m.joinedMs = joined
 	host, _ := os.Hostname()
 	if len(host) > 200 {
 		host = host[:200]
@@ -250,7 +253,10 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 				return fmt.Errorf("shard %s: join the meeting table: %w", m.spec, err)
 			}
 			continue
+		case len(st.started) > 0:
+			return fmt.Errorf("shard %s: shard %s started without this one (they had met before it joined): a shard cannot join a run under way (a replacement for one that stopped, or a second run under the same key); start every shard again, or give this run its own --shard-key", m.spec, joinInts(st.started))
 		case len(st.missing) == 0:
+			m.markStarted(ctx, host)
 			m.Hosts = st.hosts
 			m.lastMs = st.last
 			m.StartMs = st.last + StartDelay.Milliseconds()
@@ -277,11 +283,31 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 	}
 }
 
+// markStarted writes this shard's started marker, a row numbered -1-I
+// stamped by the database's clock: a shard that joins after it (a
+// replacement for a shard that stopped) finds the run under way and is
+// refused. Best effort: without it, a late shard starts as it would have.
+func (m *Meeting) markStarted(ctx context.Context, host string) {
+	now, _, err := m.dbNow(ctx)
+	if err != nil {
+		return
+	}
+	d := m.t.Dialect()
+	tbl, ph := d.Table(Table), d.Placeholder
+	marker := -1 - m.spec.I
+	if _, err := m.conn.Exec(ctx, "DELETE FROM "+tbl+" WHERE run_key = "+ph(1)+" AND shard = "+ph(2), m.key, marker); err != nil {
+		return
+	}
+	_, _ = m.conn.Exec(ctx, "INSERT INTO "+tbl+" (run_key, shard, shards, joined_ms, token, host) VALUES ("+
+		ph(1)+", "+ph(2)+", "+ph(3)+", "+ph(4)+", "+ph(5)+", "+ph(6)+")", m.key, marker, m.spec.N, now, m.token, host)
+}
+
 // state is what the meeting table says of the run.
 type state struct {
 	mine    bool   // this shard's row is there
 	other   string // why the meeting cannot go on (another process as this shard, another N)
 	missing []int  // shards not joined
+	started []int  // shards that started before this one joined (their markers)
 	last    int64  // the latest join, database ms
 	hosts   []string
 }
@@ -310,6 +336,10 @@ func (m *Meeting) look(ctx context.Context, notBefore int64) (state, error) {
 		switch {
 		case int(n) != m.spec.N:
 			st.other = fmt.Sprintf("shard %d joined as one of %d shards (on %s), this one of %d: give every shard the same N", i, n, host, m.spec.N)
+		case i < 0:
+			if joined < m.joinedMs && -1-int(i) != m.spec.I {
+				st.started = append(st.started, -1-int(i))
+			}
 		case int(i) == m.spec.I && token != m.token:
 			st.other = fmt.Sprintf("another ceiling (on %s) joined as shard %s too: give each shard its own I", host, m.spec)
 		case i >= 0 && int(i) < m.spec.N:
@@ -363,7 +393,7 @@ func (m *Meeting) Leave(ctx context.Context) {
 		return
 	}
 	d := m.t.Dialect()
-	_, _ = m.conn.Exec(ctx, "DELETE FROM "+d.Table(Table)+" WHERE run_key = "+d.Placeholder(1)+" AND shard = "+d.Placeholder(2)+" AND token = "+d.Placeholder(3), m.key, m.spec.I, m.token)
+	_, _ = m.conn.Exec(ctx, "DELETE FROM "+d.Table(Table)+" WHERE run_key = "+d.Placeholder(1)+" AND (shard = "+d.Placeholder(2)+" OR shard = "+d.Placeholder(3)+") AND token = "+d.Placeholder(4), m.key, m.spec.I, -1-m.spec.I, m.token)
 	_ = m.conn.Close()
 	m.conn = nil
 }
