@@ -44,6 +44,9 @@ type env struct {
 	dsnUsed        string // the DSN of the last target opened, to scrub errors
 	maxConns       string // its server's max_connections, when it has one
 	printResult    bool   // run --print-result: the result also on stdout, framed
+	// checkOnly makes run and knee stop once their flags are checked,
+	// before they touch a database (shard-job checks the pods' command).
+	checkOnly bool
 }
 
 // Run runs ceiling with args (without the program name) and returns the exit code.

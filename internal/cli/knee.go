@@ -170,6 +170,9 @@ ceiling merge makes the search's.`,
 				f.targetFlags.shared = true
 			}
 			f.runArgs = runArgsOf(cmd.Flags())
+			if e.checkOnly {
+				return nil
+			}
 			return e.knee(cmd.Context(), name, w, f, slo, sp, cfg)
 		},
 	}

@@ -188,6 +188,9 @@ estimate; --no-probe skips it.` + docSection(meta),
 				return err
 			}
 			if spec := batchesSpec(w); spec != "" {
+				if e.checkOnly {
+					return nil
+				}
 				return e.runBatches(cmd.Context(), name, w, f, fs) // batches.go
 			}
 			if !fs.Changed("duration") && (f.ops > 0 || f.rates != "") {
@@ -199,6 +202,9 @@ estimate; --no-probe skips it.` + docSection(meta),
 			}
 			if f.emulation != nil && !isSQLite(e.dsn(&f.targetFlags)) {
 				return &UsageError{Err: errEmulateServer}
+			}
+			if e.checkOnly {
+				return nil
 			}
 			return e.run(cmd.Context(), name, w, f, cfg)
 		},

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -88,9 +90,11 @@ func (e *env) shardJobCmd() *cobra.Command {
 running the given ceiling run (or knee) command as one shard of N (--shard
 is added: the pod's completion index / N), so that N load generators on the
 cluster's nodes load one database together (see run --help and knee --help,
---shard). The command's flags are checked here as run (or knee) would parse
-them. The pods print their result into their log (--print-result is added);
-ceiling merge reads those logs.
+--shard). The command is checked here as shard 0 would run it, up to where
+it would connect (flag values and the split between the shards; custom's
+--file is the pod's, so only its flags are parsed). The pods print their
+result into their log (--print-result is added); ceiling merge reads those
+logs.
 
 The DSN goes in a Secret, never in the Job: --db-secret NAME[/KEY] (key dsn
 by default) sets CEILING_DB in the pods; a --db with a password among the
@@ -166,7 +170,7 @@ func (e *env) shardJob(f *shardJobFlags, args []string) ([]byte, error) {
 	if len(errs) > 0 {
 		return nil, joinUsage(errs)
 	}
-	if err := e.checkShardRun(args, f.dbSecret != ""); err != nil {
+	if err := e.checkShardRun(args, f.dbSecret != "", f.shards); err != nil {
 		return nil, err
 	}
 	runArgs := append(append([]string{}, args...), "--shard", "$("+indexEnv+")/"+strconv.Itoa(f.shards), "--print-result", "--out", "/tmp/ceiling-results")
@@ -226,7 +230,7 @@ func (e *env) shardJob(f *shardJobFlags, args []string) ([]byte, error) {
 // it would parse it (a fresh command tree, nothing run): a workload that
 // can be sharded, without the flags shard-job sets, and without a
 // password in the Job.
-func (e *env) checkShardRun(args []string, secret bool) error {
+func (e *env) checkShardRun(args []string, secret bool, shards int) error {
 	if len(args) < 2 || (args[0] != "run" && args[0] != "knee") {
 		return usagef("after -- give the command each pod runs: run WORKLOAD [flags], or knee WORKLOAD --slo SLO [flags]")
 	}
@@ -269,6 +273,24 @@ func (e *env) checkShardRun(args []string, secret bool) error {
 		return usagef("no database: give --db-secret NAME (a Secret holding the DSN), or --db in the %s command when it needs no password", args[0])
 	case db != "" && secret:
 		return usagef("--db in the %s command and --db-secret: give one", args[0])
+	}
+	if name == "custom" { // its --file is read in the pod, from the image's file system
+		return nil
+	}
+	// The command as shard 0 of the Job would run it, stopped once its
+	// flags are checked: the values (-c 0, -c below the shards, a bad
+	// --rates) fail here rather than in every pod.
+	check := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, checkOnly: true}
+	cmd = check.runWorkloadCmd(name)
+	if args[0] == "knee" {
+		cmd = check.kneeWorkloadCmd(name)
+	}
+	cmd.SetArgs(append(append([]string{}, args[2:]...), "--shard", fmt.Sprintf("0/%d", shards)))
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		return usagef("the %s command, as shard 0 of %d would run it: %v", args[0], shards, err)
 	}
 	return nil
 }

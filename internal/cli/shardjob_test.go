@@ -116,6 +116,8 @@ func TestShardJob(t *testing.T) {
 		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "run", "single-inserts", "--shard", "0/2"}, "leave --shard out"},
 		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "run", "single-inserts", "-c", "many"}, `invalid argument "many"`},
 		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "knee", "single-inserts", "-c", "2"}, "the knee command: --slo is required"},
+		{[]string{"--shards", "4", "--image", "x", "--db-secret", "s", "--", "run", "single-inserts", "-c", "3"}, "as shard 0 of 4 would run it: --shard 0/4 with -c 3: shards would have no worker"},
+		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "knee", "single-inserts", "-c", "2", "--slo", "p99<5ms", "--start", "0"}, "as shard 0 of 2 would run it: --start must be above 0"},
 		{[]string{"--shards", "2", "--image", "x", "--db-secret", "s", "--", "prepare", "single-inserts"}, "run WORKLOAD [flags], or knee WORKLOAD --slo SLO"},
 		{[]string{"--shards", "0", "--name", "Bad_Name", "--", "run", "single-inserts"}, "--shards must be between 1 and 1000, got 0; --image is required"},
 		{[]string{"--shards", "2", "--image", "x", "run", "single-inserts"}, "give the command each pod runs after --"},
