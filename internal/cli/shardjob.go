@@ -101,8 +101,8 @@ by default) sets CEILING_DB in the pods; a --db with a password among the
 run's flags is refused. The data must be prepared before the Job starts
 (ceiling prepare WORKLOAD, from anywhere that reaches the database). All N
 pods must run at once (parallelism N) and a failed pod is not retried
-(backoffLimit 0: the shards refuse a replacement joining a run under way). The pods
-prefer different nodes.`,
+(backoffLimit 0: the shards refuse a replacement joining a run under
+way). The pods prefer different nodes.`,
 		Example: `  kubectl create secret generic ceiling-db --from-literal=dsn='postgres://bench:secret@db:5432/app'
   ceiling prepare inserts-deletes --rows 100000 --db "$DSN"
   ceiling shard-job --shards 4 --image ghcr.io/you/ceiling:latest --db-secret ceiling-db \
