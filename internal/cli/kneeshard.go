@@ -8,8 +8,6 @@ import (
 	"math"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/ceiling-db/ceiling/internal/knee"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
@@ -149,8 +147,8 @@ func judgeRound(posts [][]byte, self int, rate float64) (knee.Figures, bool, err
 	}
 	fig := knee.Figures{Rate: rate, ByOp: map[string]knee.OpFigures{}}
 	partial := false
-	var merged *hdr.Histogram
-	opHists := map[string]*hdr.Histogram{}
+	var all []string
+	opEncs := map[string][]string{}
 	for i, w := range words {
 		switch {
 		case w.Err != "":
@@ -166,40 +164,24 @@ func judgeRound(posts [][]byte, self int, rate float64) (knee.Figures, bool, err
 		fig.Completed += w.Completed
 		fig.Late += w.Late
 		fig.Failed += w.Failed
+		all = append(all, w.Hist)
 		for name, o := range w.Ops {
 			of := fig.ByOp[name]
 			of.Completed += o.Completed
 			fig.ByOp[name] = of
-			if o.Hist == "" {
-				continue
-			}
-			h, err := metrics.DecodeHist(o.Hist)
-			if err != nil {
-				return knee.Figures{}, false, fmt.Errorf("shard %d's latency of %s: %w", i, name, err)
-			}
-			if opHists[name] == nil {
-				opHists[name] = h
-			} else {
-				opHists[name].Merge(h)
-			}
+			opEncs[name] = append(opEncs[name], o.Hist)
 		}
-		if w.Hist == "" {
-			continue
-		}
-		h, err := metrics.DecodeHist(w.Hist)
+	}
+	h, err := metrics.MergeHists(all)
+	if err != nil {
+		return knee.Figures{}, false, fmt.Errorf("the shards' latency: %w", err)
+	}
+	fig.Latency = metrics.LatencyOf(h)
+	for name, encs := range opEncs {
+		h, err := metrics.MergeHists(encs)
 		if err != nil {
-			return knee.Figures{}, false, fmt.Errorf("shard %d's latency: %w", i, err)
+			return knee.Figures{}, false, fmt.Errorf("the shards' latency of %s: %w", name, err)
 		}
-		if merged == nil {
-			merged = h
-		} else {
-			merged.Merge(h)
-		}
-	}
-	if merged != nil {
-		fig.Latency = metrics.LatencyOf(merged)
-	}
-	for name, h := range opHists {
 		of := fig.ByOp[name]
 		of.Latency = metrics.LatencyOf(h)
 		fig.ByOp[name] = of

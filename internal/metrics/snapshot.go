@@ -104,3 +104,23 @@ func DecodeHist(s string) (*hdr.Histogram, error) {
 	}
 	return h, nil
 }
+
+// MergeHists merges histograms written by EncodeHist ("" ones skipped);
+// nil when there were none.
+func MergeHists(encs []string) (*hdr.Histogram, error) {
+	var h *hdr.Histogram
+	for _, e := range encs {
+		if e == "" {
+			continue
+		}
+		d, err := DecodeHist(e)
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			h = NewHistogram()
+		}
+		h.Merge(d)
+	}
+	return h, nil
+}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -310,25 +308,6 @@ func mergeFigures(figs []map[string]float64, fromDB []string) map[string]float64
 	return out
 }
 
-// mergeHists merges encoded histograms; nil when there are none.
-func mergeHists(encs []string) (*hdr.Histogram, error) {
-	var h *hdr.Histogram
-	for _, e := range encs {
-		if e == "" {
-			continue
-		}
-		d, err := metrics.DecodeHist(e)
-		if err != nil {
-			return nil, err
-		}
-		if h == nil {
-			h = metrics.NewHistogram()
-		}
-		h.Merge(d)
-	}
-	return h, nil
-}
-
 func addPtr(a *int64, b *int64) *int64 {
 	if a == nil || b == nil {
 		return nil
@@ -393,7 +372,7 @@ func mergeSummary(m *Result, rs []*Result) error {
 			encs = append(encs, r.Histograms[op])
 			all = append(all, r.Histograms[op])
 		}
-		h, err := mergeHists(encs)
+		h, err := metrics.MergeHists(encs)
 		if err != nil {
 			return fmt.Errorf("merge %s's histograms: %w", op, err)
 		}
@@ -407,7 +386,7 @@ func mergeSummary(m *Result, rs []*Result) error {
 		}
 		s.ByOp[op] = o
 	}
-	h, err := mergeHists(all)
+	h, err := metrics.MergeHists(all)
 	if err != nil {
 		return fmt.Errorf("merge the histograms: %w", err)
 	}
@@ -657,7 +636,7 @@ func mergeIntervals(m *Result, rs []*Result, embedded bool) {
 			}
 		}
 		if !slices.Contains(encs, "") {
-			if h, err := mergeHists(encs); err == nil {
+			if h, err := metrics.MergeHists(encs); err == nil {
 				q.LatencyMs = metrics.LatencyOf(h)
 			}
 		}
@@ -708,7 +687,7 @@ func mergeSteps(m *Result, rs []*Result, embedded bool) error {
 		if s.Scheduled > 0 {
 			s.LatePct = f64(100 * float64(s.Late) / float64(s.Scheduled))
 		}
-		h, err := mergeHists(encs)
+		h, err := metrics.MergeHists(encs)
 		if err != nil {
 			return fmt.Errorf("merge step %d's histograms: %w", i+1, err)
 		}

@@ -198,17 +198,7 @@ func (m *Meeting) meet(ctx context.Context, wait time.Duration, progress io.Writ
 	if len(host) > 200 {
 		host = host[:200]
 	}
-	d := m.t.Dialect()
-	tbl := d.Table(Table)
-	ph := func(n int) string { return d.Placeholder(n) }
-	writeOnce := func() error {
-		if _, err := m.conn.Exec(ctx, "DELETE FROM "+tbl+" WHERE run_key = "+ph(1)+" AND shard = "+ph(2), m.key, m.spec.I); err != nil {
-			return err
-		}
-		_, err := m.conn.Exec(ctx, "INSERT INTO "+tbl+" (run_key, shard, shards, joined_ms, token, host) VALUES ("+
-			ph(1)+", "+ph(2)+", "+ph(3)+", "+ph(4)+", "+ph(5)+", "+ph(6)+")", m.key, m.spec.I, m.spec.N, joined, m.token, host)
-		return err
-	}
+	writeOnce := func() error { return m.putRow(ctx, m.spec.I, joined, host) }
 	// A shard creating the table at the same moment may have it gone
 	// (replaced) just then: make sure it is there, and write again.
 	write := func() error {
@@ -292,14 +282,20 @@ func (m *Meeting) markStarted(ctx context.Context, host string) {
 	if err != nil {
 		return
 	}
+	_ = m.putRow(ctx, -1-m.spec.I, now, host)
+}
+
+// putRow writes the meeting table's row shard (this shard's, or its
+// started marker) under the run's key, replacing an earlier one.
+func (m *Meeting) putRow(ctx context.Context, shard int, ms int64, host string) error {
 	d := m.t.Dialect()
 	tbl, ph := d.Table(Table), d.Placeholder
-	marker := -1 - m.spec.I
-	if _, err := m.conn.Exec(ctx, "DELETE FROM "+tbl+" WHERE run_key = "+ph(1)+" AND shard = "+ph(2), m.key, marker); err != nil {
-		return
+	if _, err := m.conn.Exec(ctx, "DELETE FROM "+tbl+" WHERE run_key = "+ph(1)+" AND shard = "+ph(2), m.key, shard); err != nil {
+		return err
 	}
-	_, _ = m.conn.Exec(ctx, "INSERT INTO "+tbl+" (run_key, shard, shards, joined_ms, token, host) VALUES ("+
-		ph(1)+", "+ph(2)+", "+ph(3)+", "+ph(4)+", "+ph(5)+", "+ph(6)+")", m.key, marker, m.spec.N, now, m.token, host)
+	_, err := m.conn.Exec(ctx, "INSERT INTO "+tbl+" (run_key, shard, shards, joined_ms, token, host) VALUES ("+
+		ph(1)+", "+ph(2)+", "+ph(3)+", "+ph(4)+", "+ph(5)+", "+ph(6)+")", m.key, shard, m.spec.N, ms, m.token, host)
+	return err
 }
 
 // state is what the meeting table says of the run.
