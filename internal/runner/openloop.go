@@ -502,6 +502,9 @@ func (p *phase) until(s *sched, end int64, warm bool, snap *metrics.Snapshot) bo
 		case <-reap.C:
 			s.expire(r.since(), p.rec)
 		case <-tk.C:
+			if time.Duration(end-r.since()) < r.cfg.Interval/2 {
+				continue // the phase's end, due soon, closes this interval
+			}
 			p.sr.res.addInterval(p.tick(warm, snap))
 		case <-endT.C:
 			return true

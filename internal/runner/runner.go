@@ -362,6 +362,12 @@ type run struct {
 	// endOldest is how long the longest wait for the database at that
 	// end had lasted (Interval.OldestInFlight of an interval closed later).
 	endOldest atomic.Int64
+	// endCPU is the process's CPU seconds (math.Float64bits) when the
+	// closed loop's measured phase ended, stored before endAt: the last
+	// interval's and the run's CPU stop there, not after the workers were
+	// waited for, the connections closed and the server's statistics
+	// settled (the last tick comes after all that). 0 when not read.
+	endCPU atomic.Uint64
 }
 
 // ConnectError is a worker's failure to connect before the run: Worker of
@@ -476,6 +482,9 @@ func (r *run) drive(ctx context.Context) *Result {
 		for {
 			select {
 			case <-tk.C:
+				if time.Until(begin.Add(r.cfg.Warmup)) < r.cfg.Interval/2 {
+					continue // the warm-up's end closes this interval (no sliver after it)
+				}
 				iv := tick(true, lastEnd)
 				lastEnd = iv.End
 				res.addInterval(iv)
@@ -520,6 +529,9 @@ func (r *run) drive(ctx context.Context) *Result {
 		endOnce.Do(func() {
 			measureEnd = time.Now()
 			res.InFlight = r.inFlight()
+			if c := processCPU(); c >= 0 {
+				r.endCPU.Store(math.Float64bits(c))
+			}
 			r.endOldest.Store(int64(res.InFlight.waiting()))
 			r.endAt.Store(int64(measureEnd.Sub(begin)) + 1)
 			r.stop.Store(true)
@@ -542,6 +554,12 @@ loop:
 		}
 		select {
 		case <-tk.C:
+			if r.cfg.Duration > 0 && time.Until(measureStart.Add(r.cfg.Duration)) < r.cfg.Interval/2 {
+				// The end, due within half an interval, closes this one: a
+				// tick just before it left an interval of a few
+				// milliseconds, whose rates (and CPU share) were noise.
+				continue
+			}
 			iv := tick(false, lastEnd)
 			lastEnd = iv.End
 			total.Merge(iv.Snap)
@@ -579,7 +597,7 @@ loop:
 	if startSample != nil && sr.prev != nil && sr.prev != startSample {
 		res.Evidence = sr.delta(startSample, sr.prev)
 	}
-	if c := processCPU(); c >= 0 && cpuStart >= 0 {
+	if c := sr.cpuNow(); c >= 0 && cpuStart >= 0 {
 		res.ClientCPUSeconds = c - cpuStart
 	}
 	return res
@@ -686,6 +704,17 @@ func (sr *series) sample() *target.Sample {
 	return &s
 }
 
+// cpuNow is the process's CPU seconds now, or when the closed loop's
+// measured phase ended if it has (negative when unknown).
+func (sr *series) cpuNow() float64 {
+	if sr.r.endAt.Load() != 0 {
+		if b := sr.r.endCPU.Load(); b != 0 {
+			return math.Float64frombits(b)
+		}
+	}
+	return processCPU()
+}
+
 // tick closes the interval that began at lastEnd (since begin).
 func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 	end := time.Since(sr.begin)
@@ -710,8 +739,8 @@ func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 	if cur != nil {
 		sr.prev = cur
 	}
-	if c := processCPU(); c >= 0 && sr.cpuPrev >= 0 {
-		iv.ClientCPU = c - sr.cpuPrev
+	if c := sr.cpuNow(); c >= 0 && sr.cpuPrev >= 0 {
+		iv.ClientCPU = max(c-sr.cpuPrev, 0)
 		sr.cpuPrev = c
 	}
 	if sr.r.cfg.OnInterval != nil {

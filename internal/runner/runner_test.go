@@ -496,3 +496,75 @@ func TestServerDown(t *testing.T) {
 			last.Start, last.End, last.Snap.Total().Requests, last.OldestInFlight)
 	}
 }
+
+// busySettleTarget burns CPU when asked to settle, as closing connections
+// and waiting for a server's statistics cost after the measured phase.
+type busySettleTarget struct {
+	fakeTarget
+	burn time.Duration
+}
+
+func (b *busySettleTarget) Settle(context.Context) error {
+	for start := time.Now(); time.Since(start) < b.burn; {
+	}
+	return nil
+}
+
+// The last interval of a timed run ends with it and lasts about an
+// interval: a tick due just before the end no longer leaves a sliver of a
+// few milliseconds (whose rates and CPU share were noise, e.g. a console
+// line at 3090% CPU), and the CPU ceiling used after the end (waiting for
+// the workers, closing connections, settling) counts neither in the last
+// interval nor in the run.
+func TestLastIntervalEndsWithTheRun(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	tg := &busySettleTarget{burn: 600 * time.Millisecond}
+	// 1.02 s: the tick at 1.0 s is 20 ms before the end.
+	cfg := Config{Threads: 1, Duration: 1020 * time.Millisecond, Interval: interval}
+	res, err := Run(context.Background(), cfg, tg, &fakeWorkload{sleep: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(res.Intervals)
+	if n < 5 {
+		t.Fatalf("%d intervals", n)
+	}
+	for i, iv := range res.Intervals {
+		if d := iv.End - iv.Start; d < interval/2-15*time.Millisecond {
+			t.Errorf("interval %d of %d lasts %v (%v-%v), want at least about half of %v", i+1, n, d, iv.Start, iv.End, interval)
+		}
+	}
+	last := res.Intervals[n-1]
+	if last.End < cfg.Duration || last.End > cfg.Duration+interval {
+		t.Errorf("last interval ends at %v, want the run's end (%v)", last.End, cfg.Duration)
+	}
+	if last.ClientCPU > 0.3 {
+		t.Errorf("last interval's client CPU %.3f s includes the %v burnt settling after the end", last.ClientCPU, tg.burn)
+	}
+	if res.ClientCPUSeconds > 0.3 || res.ClientCPUSeconds < 0 { // the workload mostly sleeps
+		t.Errorf("run's client CPU %.3f s over %v measured: includes what was burnt after the end", res.ClientCPUSeconds, res.Elapsed)
+	}
+}
+
+// The open loop's steps (and their warm-ups) likewise end without a
+// sliver: a tick due within half an interval of a phase's end is left to
+// the end.
+func TestOpenLoopStepsEndWithoutSliver(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	cfg := Config{Threads: 2, Interval: interval, Steps: []Step{
+		{Rate: 200, Duration: 520 * time.Millisecond, Warmup: 220 * time.Millisecond},
+		{Rate: 400, Duration: 520 * time.Millisecond},
+	}}
+	res, err := Run(context.Background(), cfg, &fakeTarget{}, &fakeWorkload{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || len(res.Intervals) < 8 {
+		t.Fatalf("%d steps, %d intervals", len(res.Steps), len(res.Intervals))
+	}
+	for i, iv := range res.Intervals {
+		if d := iv.End - iv.Start; d < interval/2-15*time.Millisecond {
+			t.Errorf("interval %d (step %d, warm-up %v) lasts %v (%v-%v), want at least about half of %v", i+1, iv.Step+1, iv.Warmup, d, iv.Start, iv.End, interval)
+		}
+	}
+}
