@@ -816,21 +816,25 @@ func TestTLSInfo(t *testing.T) {
 // to grant; once granted it runs, but without the superuser's view of
 // data_directory the WAL's device is unknown, and the result says so
 // rather than leaving the device figures silently out.
-func TestUnprivilegedUser(t *testing.T) {
-	dsn := testDB(t, "ceiling_test_nopriv")
+// otherRole makes a login role with password pw on the test server (the
+// test user must be a superuser, else the test is skipped) and drops it,
+// with ceiling's schema in dsn's database and what the role owns, when
+// the test ends. It returns the test user's session on dsn and a DSN for
+// the role.
+func otherRole(t *testing.T, dsn, role, pw string) (*pgx.Conn, string) {
+	t.Helper()
 	ctx := testCtx(t)
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Cleanups run last first: the role goes (drop, below) before this
-	// session closes, and after the target's sessions have.
+	// session closes, and after the test's targets' sessions have.
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
 	var super string
 	if err := admin.QueryRow(ctx, "SELECT current_setting('is_superuser')").Scan(&super); err != nil || super != "on" {
 		t.Skipf("the test user is not a superuser (%s, %v): it cannot make the role", super, err)
 	}
-	const role = "ceiling_test_nopriv"
 	drop := func() {
 		for _, q := range []string{"DROP SCHEMA IF EXISTS " + Schema + " CASCADE", "DROP OWNED BY " + role, "DROP ROLE " + role} {
 			if _, err := admin.Exec(context.Background(), q); err != nil && !strings.Contains(err.Error(), "does not exist") {
@@ -840,16 +844,24 @@ func TestUnprivilegedUser(t *testing.T) {
 	}
 	drop()
 	t.Cleanup(drop)
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN PASSWORD 'nopriv-pw-1'"); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN PASSWORD '"+pw+"'"); err != nil {
 		t.Fatal(err)
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Skipf("CEILING_TEST_PG_DSN is not a URL: %v", err)
 	}
-	u.User = url.UserPassword(role, "nopriv-pw-1")
-	tg := openTarget(t, u.String(), target.DurabilityServer)
-	err = tg.Schema().CreateTable(ctx, "t", "id int")
+	u.User = url.UserPassword(role, pw)
+	return admin, u.String()
+}
+
+func TestUnprivilegedUser(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_nopriv")
+	ctx := testCtx(t)
+	admin, roleDSN := otherRole(t, dsn, "ceiling_test_nopriv", "nopriv-pw-1")
+	const role = "ceiling_test_nopriv"
+	tg := openTarget(t, roleDSN, target.DurabilityServer)
+	err := tg.Schema().CreateTable(ctx, "t", "id int")
 	if err == nil || !strings.Contains(err.Error(), `GRANT CREATE ON DATABASE "ceiling_test_nopriv" TO "ceiling_test_nopriv"`) || strings.Contains(err.Error(), "nopriv-pw-1") {
 		t.Fatalf("create without the privilege: %v; want the grant that would do, no password", err)
 	}
@@ -945,5 +957,50 @@ func TestLockAfterSessionsLost(t *testing.T) {
 	}
 	if note := tg.Info().NamespaceLock; !strings.Contains(note, ": backend pid ") || !strings.Contains(note, "holds it now: a second ceiling may have changed this run's tables since") {
 		t.Fatalf("with the lock taken by another session: note %q", note)
+	}
+}
+
+// TestSchemaOfAnotherRole: ceiling's schema and tables made by a run as
+// one role (here the test's superuser) are refused to another user of
+// the database with the owner named and what would do, instead of the
+// server's bare "permission denied for schema ceiling"; after the grant
+// the user makes its own tables, but still cannot replace the owner's.
+func TestSchemaOfAnotherRole(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_owner")
+	ctx := testCtx(t)
+	const role = "ceiling_test_other"
+	admin, roleDSN := otherRole(t, dsn, role, "other-pw-1")
+	owner := openTarget(t, dsn, target.DurabilityServer)
+	if err := owner.Schema().CreateTable(ctx, "t", "id int"); err != nil {
+		t.Fatal(err)
+	}
+	var ownerName string
+	if err := admin.QueryRow(ctx, "SELECT current_user").Scan(&ownerName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "GRANT CREATE ON DATABASE ceiling_test_owner TO "+role); err != nil {
+		t.Fatal(err)
+	}
+	other := openTarget(t, roleDSN, target.DurabilityServer)
+	ownerID := pgx.Identifier{ownerName}.Sanitize()
+
+	err := other.Schema().CreateTable(ctx, "u", "id int")
+	if err == nil || !strings.Contains(err.Error(), "belongs to role "+ownerID) ||
+		!strings.Contains(err.Error(), `GRANT USAGE, CREATE ON SCHEMA ceiling TO "ceiling_test_other"`) || strings.Contains(err.Error(), "other-pw-1") {
+		t.Fatalf("create in another role's schema: %v; want its owner %s and the grant named, no password", err, ownerID)
+	}
+	if _, err := admin.Exec(ctx, "GRANT USAGE, CREATE ON SCHEMA "+Schema+" TO "+role); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Schema().CreateTable(ctx, "u", "id int"); err != nil {
+		t.Fatalf("create after the grant: %v", err)
+	}
+	err = other.Schema().CreateTable(ctx, "t", "id int")
+	if err == nil || !strings.Contains(err.Error(), "ceiling.t") || !strings.Contains(err.Error(), "belongs to role "+ownerID) {
+		t.Fatalf("replace another role's table: %v; want the table and its owner %s named", err, ownerID)
+	}
+	var n int
+	if err := admin.QueryRow(ctx, "SELECT count(*) FROM ceiling.t").Scan(&n); err != nil {
+		t.Errorf("the owner's table was touched: %v", err)
 	}
 }

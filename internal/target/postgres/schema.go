@@ -66,6 +66,9 @@ func (s schema) CreateTable(ctx context.Context, name, body string) error {
 			case foreign:
 				return foreignTable(name)
 			case ours:
+				if err := tableAccess(ctx, tx, name); err != nil {
+					return err
+				}
 				if _, err := tx.Exec(ctx, "DROP TABLE "+qname); err != nil {
 					return fmt.Errorf("drop previous table: %w", err)
 				}
@@ -235,7 +238,7 @@ func ensureSchema(ctx context.Context, c *pgx.Conn) error {
 		}
 		switch st {
 		case ours:
-			return nil
+			return schemaAccess(ctx, c)
 		case foreign:
 			return foreignSchema()
 		}
@@ -262,6 +265,50 @@ func ensureSchema(ctx context.Context, c *pgx.Conn) error {
 		}
 		return fmt.Errorf("postgres: create schema %s: %w", Schema, err)
 	}
+}
+
+// schemaAccess fails, saying what would do, when ceiling's schema (which
+// exists) belongs to a role whose tables the session's user may not make
+// there: ceiling run before as another user of the same database.
+func schemaAccess(ctx context.Context, c *pgx.Conn) error {
+	var (
+		owner string
+		ok    bool
+	)
+	err := c.QueryRow(ctx, `
+		SELECT pg_get_userbyid(nspowner), has_schema_privilege(oid, 'USAGE') AND has_schema_privilege(oid, 'CREATE')
+		FROM pg_catalog.pg_namespace WHERE nspname = $1`, Schema).Scan(&owner, &ok)
+	if err != nil {
+		return fmt.Errorf("postgres: look up schema %s: %w", Schema, err)
+	}
+	if ok {
+		return nil
+	}
+	user := pgx.Identifier{c.Config().User}.Sanitize()
+	return fmt.Errorf("postgres: schema %s belongs to role %s (a ceiling run as that role made it), and %s may not create tables in it: connect as %s, have it run GRANT USAGE, CREATE ON SCHEMA %s TO %s, or use a database of your own",
+		Schema, pgx.Identifier{owner}.Sanitize(), user, pgx.Identifier{owner}.Sanitize(), Schema, user)
+}
+
+// tableAccess fails, saying what would do, when ceiling's table name (which
+// exists) belongs to a role the session's user is not a member of: the
+// table cannot be replaced.
+func tableAccess(ctx context.Context, q querier, name string) error {
+	var (
+		owner string
+		ok    bool
+	)
+	err := q.QueryRow(ctx, `
+		SELECT pg_get_userbyid(c.relowner), pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c
+		WHERE c.relnamespace = $1::regnamespace AND c.relname = $2`,
+		Schema, strings.ToLower(name)).Scan(&owner, &ok)
+	if err != nil {
+		return fmt.Errorf("postgres: look up table %s.%s: %w", Schema, name, err)
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("it exists and belongs to role %s (a ceiling run as that role made it), which this user cannot replace: connect as %s, or have it run ceiling cleanup for the workload",
+		pgx.Identifier{owner}.Sanitize(), pgx.Identifier{owner}.Sanitize())
 }
 
 // schemaState says whether the ceiling schema exists and is ceiling's.
