@@ -233,8 +233,12 @@ func TestShardErrors(t *testing.T) {
 	}
 	// Before prepare, a shard does not create the table.
 	code, _, stderr = runCLI(t, ctx, "run", "inserts-deletes", "--db", db, "--shard", "0/2", "-c", "2", "--no-probe", "--out", dir)
-	if code == 0 || !strings.Contains(stderr, "--reuse: no ceiling table") {
-		t.Fatalf("unprepared shard: exit %d, %q", code, stderr)
+	if code == 0 || !strings.Contains(stderr, "sharded run: no ceiling table") || !strings.Contains(stderr, "once before starting them") || strings.Contains(stderr, "leave out --reuse") {
+		t.Fatalf("unprepared shard: exit %d, %q; want the prepare before the shards, not --reuse (not given)", code, stderr)
+	}
+	code, _, stderr = runCLI(t, ctx, "run", "custom", "--file", example(t), "--db", db, "--shard", "0/2", "-c", "2", "--no-probe", "--out", dir)
+	if code == 0 || !strings.Contains(stderr, "sharded run: no ceiling table") || !strings.Contains(stderr, "ceiling prepare custom --file") || strings.Contains(stderr, "leave out --reuse") {
+		t.Fatalf("unprepared custom shard: exit %d, %q; want the prepare before the shards, not --reuse (not given)", code, stderr)
 	}
 
 	// Merge needs every shard of one run.

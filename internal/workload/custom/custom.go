@@ -378,6 +378,9 @@ func (c *Custom) reuse(ctx context.Context, t target.Target, progress io.Writer)
 	for _, tb := range c.spec.tables {
 		name := TablePrefix + tb.spec.Name
 		if !slices.Contains(have, name) {
+			if c.shardN > 0 { // a shard reuses without --reuse
+				return fmt.Errorf("sharded run: no ceiling table %s: the shards start from the tables as prepared: run `ceiling prepare custom --file %s` with the same --db once before starting them", d.Table(name), c.Path)
+			}
 			return fmt.Errorf("--reuse: no ceiling table %s: run `ceiling prepare custom --file %s` first, or leave out --reuse", d.Table(name), c.Path)
 		}
 		next := tb.spec.Rows

@@ -369,22 +369,23 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 	defer conn.Close()
 	names := b.Tables()
 	b.Live = make([]*LiveSet, len(names))
-	again := fmt.Sprintf("run `ceiling prepare` with the same --rows %d --tables %d first, or leave out --reuse", b.Rows, b.tables())
+	// A shard reuses without --reuse: say so, and not to leave it out.
+	what, again := "--reuse", fmt.Sprintf("run `ceiling prepare` with the same --rows %d --tables %d first, or leave out --reuse", b.Rows, b.tables())
+	if b.ShardN > 0 {
+		what, again = "sharded run", fmt.Sprintf("the shards start from the dataset as prepared: run `ceiling prepare` with the same --db, --rows %d and --tables %d once before starting them", b.Rows, b.tables())
+	}
 	for i, name := range names {
 		n := b.TableRows(i)
 		if !slices.Contains(have, name) {
-			return fmt.Errorf("--reuse: no ceiling table %s: %s", t.Dialect().Table(name), again)
+			return fmt.Errorf("%s: no ceiling table %s: %s", what, t.Dialect().Table(name), again)
 		}
 		var count, maxID int64
 		if _, err := target.QueryRow(ctx, conn, "SELECT count(*), coalesce(max(row_id), 0) FROM "+t.Dialect().Table(name), []any{&count, &maxID}); err != nil {
-			return fmt.Errorf("--reuse: count the rows of %s: %w", t.Dialect().Table(name), err)
+			return fmt.Errorf("%s: count the rows of %s: %w", what, t.Dialect().Table(name), err)
 		}
 		if count != n || maxID != n {
-			if b.ShardN > 0 {
-				again = fmt.Sprintf("a sharded run starts from the dataset as prepared: run `ceiling prepare` with the same --rows %d --tables %d before the shards", b.Rows, b.tables())
-			}
-			return fmt.Errorf("--reuse: %s holds %d rows with ids up to %d, not the %d (ids 1 to %d) of --rows %d --tables %d: %s",
-				t.Dialect().Table(name), count, maxID, n, n, b.Rows, b.tables(), again)
+			return fmt.Errorf("%s: %s holds %d rows with ids up to %d, not the %d (ids 1 to %d) of --rows %d --tables %d: %s",
+				what, t.Dialect().Table(name), count, maxID, n, n, b.Rows, b.tables(), again)
 		}
 		live := NewLiveSet(n)
 		if b.ShardN > 0 {
