@@ -291,7 +291,7 @@ func TestCompareMariaDBSyncs(t *testing.T) {
 	if err := c.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`data-file syncs/req +1\.004 +0\.004 `, `log dev flushes/req +1\.004 +0\.004 `} {
+	for _, want := range []string{`data-file syncs/req +1\.004 +0\.00400 `, `log dev flushes/req +1\.004 +0\.00400 `} {
 		if !regexp.MustCompile(want).MatchString(buf.String()) {
 			t.Errorf("compare output lacks %q:\n%s", want, buf.String())
 		}
@@ -471,7 +471,7 @@ func TestNum(t *testing.T) {
 	for _, c := range []struct {
 		v    float64
 		want string
-	}{{0, "0"}, {4150.2, "4,150"}, {1234567, "1,234,567"}, {123.45, "123.5"}, {12.345, "12.35"}, {0.0019, "0.002"}, {-2500, "-2,500"}, {math.NaN(), "n/a"}} {
+	}{{0, "0"}, {4150.2, "4,150"}, {1234567, "1,234,567"}, {123.45, "123.5"}, {12.345, "12.35"}, {0.0019, "0.00190"}, {0.939, "0.939"}, {0.019, "0.019"}, {0.000939, "0.000939"}, {0.00001234, "1.23e-05"}, {-2500, "-2,500"}, {math.NaN(), "n/a"}} {
 		if got := num(c.v); got != c.want {
 			t.Errorf("num(%v) = %q, want %q", c.v, got, c.want)
 		}
