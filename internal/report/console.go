@@ -237,8 +237,8 @@ func PrintSummary(w io.Writer, r *Result) {
 
 	c := r.Costs
 	fmt.Fprintf(w, "\nper-request server cost: log %s bytes, %s log syncs, %s log writes, %s data reads, %s data writes, %s data-file syncs, %s commits, %s µs server CPU\n",
-		opt(c.LogBytesPerOp, "%.0f"), opt(c.LogSyncsPerOp, "%.3f"), opt(c.LogWritesPerOp, "%.3f"), opt(c.DataReadsPerOp, "%.3f"),
-		opt(c.DataWritesPerOp, "%.3f"), opt(c.DataSyncsPerOp, "%.3f"), opt(c.CommitsPerOp, "%.3f"), opt(c.CPUusPerOp, "%.0f"))
+		opt(c.LogBytesPerOp, "%.0f"), perOp(c.LogSyncsPerOp), perOp(c.LogWritesPerOp), perOp(c.DataReadsPerOp),
+		perOp(c.DataWritesPerOp), perOp(c.DataSyncsPerOp), perOp(c.CommitsPerOp), opt(c.CPUusPerOp, "%.0f"))
 	if m := r.Target.Settings["missing_evidence"]; m != "" && c.AnyMissing() {
 		fmt.Fprintf(w, "  n/a: not available from %s: %s\n", r.Target.Engine, m)
 	}
@@ -345,6 +345,19 @@ func opNames(s *metrics.Snapshot) []string {
 		names[i] = o.Name
 	}
 	return names
+}
+
+// perOp formats a per-request count: three decimals from 0.01 up, three
+// significant digits below (0.00138 syncs per request is not "0.001", and
+// a few reads in a million requests are not "0.000").
+func perOp(v *float64) string {
+	switch {
+	case v == nil:
+		return "n/a"
+	case *v == 0 || math.Abs(*v) >= 0.01:
+		return fmt.Sprintf("%.3f", *v)
+	}
+	return strconv.FormatFloat(*v, 'g', 3, 64)
 }
 
 func opt(v *float64, format string) string {
