@@ -176,6 +176,14 @@ func Predict(r *report.Result, p Profile) Prediction {
 		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the run was commit-flush bound (latency-bound at %s): "+
 			"the prediction assumes enough concurrency to reach the profile's limits", diagnose.Threads(r.Load.Threads)))
 	}
+	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.LogRate && p.Limits.LogLatencyMs == nil && syncs.Cost != nil && *syncs.Cost > 0 {
+		if w := report.CommitsWait(r.Target.Durability); w != nil && *w {
+			// log-rate also names a log whose flushes keep its device
+			// busy (the verdict says which): their time is a latency,
+			// which this profile does not give.
+			pr.Caveats = append(pr.Caveats, "the run was log-bound (verdict log-rate) with its commits waiting for log flushes: where the flushes' time set that limit (the verdict says), the profile, which gives no log latency (log_latency_ms), does not model it, and the prediction assumes flushes as fast as its other limits need")
+		}
+	}
 	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.Stall {
 		pr.Caveats = append(pr.Caveats, "the run stalled (verdict stall): no request completed for a large part of it, so its rate is no ceiling; the costs per request are those of the requests that completed")
 	}

@@ -188,6 +188,24 @@ func TestUnlimited(t *testing.T) {
 	if pr := Predict(&failed, logOnly); !strings.Contains(strings.Join(pr.Caveats, "|"), "too many of the run's requests failed (verdict errors)") {
 		t.Errorf("errors verdict: caveats %q", pr.Caveats)
 	}
+	// A log-rate verdict with commits waiting for flushes: a profile
+	// without log latency says it leaves their time out; one with it, or
+	// a relaxed run, does not.
+	logBound := *r
+	logBound.Verdict = &diagnose.Verdict{Bottleneck: diagnose.LogRate}
+	logBound.Target.Durability = target.DurabilityInfo{Setting: "synchronous_commit", During: "on"}
+	const flushCaveat = "the run was log-bound (verdict log-rate) with its commits waiting for log flushes"
+	if pr := Predict(&logBound, logOnly); !strings.Contains(strings.Join(pr.Caveats, "|"), flushCaveat) {
+		t.Errorf("log-rate verdict, no log latency: caveats %q", pr.Caveats)
+	}
+	withLat := Profile{Name: "with-latency", Limits: Limits{LogMBPerSec: p64(0.1617), LogLatencyMs: p64(2)}}
+	if pr := Predict(&logBound, withLat); strings.Contains(strings.Join(pr.Caveats, "|"), flushCaveat) {
+		t.Errorf("log-rate verdict, log latency given: caveats %q", pr.Caveats)
+	}
+	logBound.Target.Durability.During = "off"
+	if pr := Predict(&logBound, logOnly); strings.Contains(strings.Join(pr.Caveats, "|"), flushCaveat) {
+		t.Errorf("log-rate verdict, relaxed: caveats %q", pr.Caveats)
+	}
 	// With cores in the profile, CPU binds and nothing material is left out.
 	withCPU := Profile{Name: "with-cpu", Limits: Limits{LogMBPerSec: p64(0.1617), Cores: p64(2)}}
 	pr = Predict(r, withCPU)
