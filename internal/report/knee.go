@@ -402,7 +402,7 @@ func kneeRunCommand(r *Result, rate float64) string {
 		cmd += " --durability " + string(m)
 	}
 	if r.Target.DSN != "" {
-		cmd += " --db '" + target.Redact(r.Target.DSN) + "'"
+		cmd += " --db '" + target.Redact(target.GivenDSN(r.Target.DSN)) + "'"
 	}
 	if r.Knee != nil {
 		for _, a := range r.Knee.RunArgs {

@@ -8,6 +8,20 @@ import (
 // Mask is what Redact and Scrub put in place of a password.
 const Mask = "xxxxx"
 
+// ConnectedAs is what a target's Info.DSN appends to a DSN that leaves
+// the user, host or database to the environment or the defaults: the
+// session it made.
+const ConnectedAs = " (connected as "
+
+// GivenDSN is the DSN as given of an Info.DSN (without ConnectedAs's
+// part), for a command line that runs against the same target.
+func GivenDSN(infoDSN string) string {
+	if i := strings.Index(infoDSN, ConnectedAs); i >= 0 && strings.HasSuffix(infoDSN, ")") {
+		return infoDSN[:i]
+	}
+	return infoDSN
+}
+
 // Redact returns dsn with every password in it replaced by Mask, for
 // results, reports, logs and error messages. It understands
 //

@@ -1004,3 +1004,62 @@ func TestSchemaOfAnotherRole(t *testing.T) {
 		t.Errorf("the owner's table was touched: %v", err)
 	}
 }
+
+// TestDSNNamesTheSession: a DSN that leaves the user, host or database to
+// libpq's environment ("postgres://") is recorded with the session it
+// made, so that a result names the server it measured; a full DSN is
+// recorded as given.
+func TestDSNNamesTheSession(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGHOST", cfg.Host)
+	t.Setenv("PGPORT", strconv.Itoa(int(cfg.Port)))
+	t.Setenv("PGUSER", cfg.User)
+	t.Setenv("PGDATABASE", cfg.Database)
+	if cfg.TLSConfig == nil {
+		t.Setenv("PGSSLMODE", "disable")
+	}
+	if cfg.Password != "" {
+		t.Setenv("PGPASSWORD", cfg.Password)
+	}
+	session := fmt.Sprintf("postgres://%s@%s/%s", cfg.User, hostPort(cfg.Host, cfg.Port), cfg.Database)
+	for _, tc := range []struct{ dsn, want string }{
+		{"postgres://", "postgres://" + target.ConnectedAs + session + ")"},
+		{"dbname=" + cfg.Database, "dbname=" + cfg.Database + target.ConnectedAs + session + ")"},
+		{dsn, target.Redact(dsn)},
+	} {
+		tg := openTarget(t, tc.dsn, target.DurabilityServer)
+		got := tg.Info().DSN
+		if got != tc.want {
+			t.Errorf("DSN %q: Info().DSN = %q, want %q", tc.dsn, got, tc.want)
+		}
+		if target.GivenDSN(got) != target.Redact(tc.dsn) {
+			t.Errorf("GivenDSN(%q) = %q, want the DSN as given", got, target.GivenDSN(got))
+		}
+		if cfg.Password != "" && strings.Contains(got, cfg.Password) {
+			t.Errorf("Info().DSN %q shows the password", got)
+		}
+	}
+}
+
+func TestNamesSession(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"postgres://u@h/db":                 true,
+		"postgresql://u:pw@h:5433/db?x=1":   true,
+		"postgres://h/db":                   false,
+		"postgres://u@h":                    false,
+		"postgres://":                       false,
+		"postgres:///db?host=/tmp&user=u":   true,
+		"host=h user=u dbname=d":            true,
+		"host=h dbname=d":                   false,
+		"host=h user=u dbname=''":           false,
+		"host=h user=u password=x dbname=d": true,
+	} {
+		if got := namesSession(dsn); got != want {
+			t.Errorf("namesSession(%q) = %v, want %v", dsn, got, want)
+		}
+	}
+}

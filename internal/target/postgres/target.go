@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -268,13 +269,51 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 }
 
 // redactedDSN is the DSN for results and messages. With an empty DSN
-// (everything from PG* environment variables) it describes the session.
+// (everything from PG* environment variables) it describes the session;
+// a DSN that leaves the user, host or database to the environment or the
+// defaults ("postgres://", "dbname=x") is followed by the session it
+// made, so that a result names the server it measured.
 func (t *pgTarget) redactedDSN() string {
-	if strings.TrimSpace(t.dsn) != "" {
+	db := t.cfg.Database
+	if db == "" {
+		db = t.cfg.User // the server's default: the database named as the user
+	}
+	session := fmt.Sprintf("postgres://%s@%s/%s", t.cfg.User, hostPort(t.cfg.Host, t.cfg.Port), db)
+	d := strings.TrimSpace(t.dsn)
+	switch {
+	case d == "":
+		return session
+	case namesSession(d):
 		return target.Redact(t.dsn)
 	}
-	return fmt.Sprintf("postgres://%s@%s/%s",
-		t.cfg.User, hostPort(t.cfg.Host, t.cfg.Port), t.cfg.Database)
+	return target.Redact(t.dsn) + target.ConnectedAs + session + ")"
+}
+
+// namesSession reports whether dsn, a URL or libpq's key/value form,
+// gives the user, the host and the database itself.
+func namesSession(dsn string) bool {
+	has := map[string]bool{}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return false
+		}
+		has["user"] = u.User != nil && u.User.Username() != ""
+		has["host"] = u.Hostname() != ""
+		has["dbname"] = strings.Trim(u.Path, "/") != ""
+		for k, v := range u.Query() {
+			if len(v) > 0 && v[0] != "" {
+				has[k] = true
+			}
+		}
+	} else {
+		for _, f := range strings.Fields(dsn) {
+			if k, v, ok := strings.Cut(f, "="); ok && v != "" && v != "''" {
+				has[k] = true
+			}
+		}
+	}
+	return has["user"] && has["host"] && (has["dbname"] || has["database"])
 }
 
 func hostPort(host string, port uint16) string {
