@@ -1065,6 +1065,10 @@ func cpuWhose(f Figures, b float64) string {
 	return "server's"
 }
 
+// MaxCoresPerSession is how many busy cores per session still read as
+// "one core per session" (the rest: a little work of other processes).
+const MaxCoresPerSession = 1.2
+
 // CPURule: the server's cores are (nearly) all busy.
 func CPURule(f Figures) Candidate {
 	c := Candidate{Rule: Rule{Name: CPU}}
@@ -1086,12 +1090,27 @@ func CPURule(f Figures) Candidate {
 		// Fewer sessions than cores, each on CPU most of its time, and
 		// the host busy for about as many cores as there are sessions:
 		// each session is bound by one core.
-		c.Why = fmt.Sprintf("each of the %d sessions is on CPU %.0f%% of its time and keeps %.1f of the %.0f cores busy: bound by one core per session",
-			f.Threads, 100*sh[WaitCPU], *b**f.Cores, *f.Cores)
+		busyCores := *b * *f.Cores
+		each := fmt.Sprintf("each of the %d sessions is", f.Threads)
+		if f.Threads == 1 {
+			each = "the one session is"
+		}
+		c.Why = fmt.Sprintf("%s on CPU %.0f%% of its time and keeps %.1f of the %.0f cores busy: bound by one core per session",
+			each, 100*sh[WaitCPU], busyCores, *f.Cores)
+		if busyCores > MaxCoresPerSession*float64(f.Threads) {
+			// More cores busy than sessions: the server's parallel
+			// workers (a PostgreSQL scan), or other processes (ceiling
+			// on the server's host): not one core per session.
+			c.Why = fmt.Sprintf("%s on CPU %.0f%% of its time, and %.1f of the %.0f cores are busy, more than one per session (the server's parallel workers, or other processes, ceiling's included): CPU-bound with %.1f cores to spare",
+				each, 100*sh[WaitCPU], busyCores, *f.Cores, *f.Cores-busyCores)
+		}
 		c.Matched, c.Score = true, sh[WaitCPU]
 		c.Evidence = append(c.Evidence, c.Why)
-		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%.0f threads, one per core, where the engine runs them concurrently (at best proportional)", *f.Cores),
-			*f.Cores/float64(f.Threads), f))
+		// At best the idle cores' share: the cores ÷ the busy ones
+		// (more sessions use them, and the CPU already busy with them).
+		gain := math.Min(*f.Cores/float64(f.Threads), *f.Cores/busyCores)
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%.0f threads, one per core, where the engine runs them concurrently (at best the idle cores' share)", *f.Cores),
+			gain, f))
 		return c
 	default:
 		c.Why = fmt.Sprintf("CPU %.0f%% of the %s cores < %.0f%%", 100**b, cpuWhose(f, *b), 100*MinCPUBusy)

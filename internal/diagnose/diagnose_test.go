@@ -174,6 +174,7 @@ func TestMemoryCPUContentionRules(t *testing.T) {
 		{"client: sessions wait on the network", ClientRule, Figures{Threads: 1, ClientCores: 2, ClientCPUPct: p(10), WaitMs: map[string]float64{WaitClient: 49, WaitCPU: 25, WaitLog: 26}}, false, 0},
 		{"client: open loop idles by design", ClientRule, Figures{OpenLoop: true, Threads: 1, ClientCores: 2, ClientCPUPct: p(27), WaitMs: map[string]float64{WaitClient: 80, WaitCPU: 20}}, false, 0},
 		{"cpu: one session per core", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.52), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, true, 0.9},
+		{"cpu: one session, 1.5 cores busy", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.75), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, true, 0.9},
 		{"cpu: one session, host idle", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.3), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}, false, 0},
 		{"cpu: one session mostly on IO", CPURule, Figures{Threads: 1, Cores: p(2), HostBusy: p(0.52), WaitMs: map[string]float64{WaitCPU: 30, WaitLog: 70}}, false, 0},
 		{"contention: lock waits", ContentionRule, Figures{WaitMs: map[string]float64{WaitLock: 50, WaitCPU: 50}}, true, 0.5},
@@ -1237,5 +1238,28 @@ func TestStallOfDeadlocks(t *testing.T) {
 	st.Deadlocks = false
 	if got := WithStall(v, st); got.Bottleneck != Stall {
 		t.Fatalf("lock waits without deadlocks: %s", got.Bottleneck)
+	}
+}
+
+// One session on CPU with more cores busy than sessions (a PostgreSQL
+// scan's parallel workers, ceiling on the host): not "one core per
+// session", and more threads can gain at most the idle cores' share.
+func TestOneSessionPerCoreGain(t *testing.T) {
+	for _, tc := range []struct {
+		busy    float64
+		gain    float64
+		perCore bool // says "bound by one core per session"
+	}{{0.52, 2 / 1.04, true}, {0.75, 2 / 1.5, false}} {
+		f := Figures{Threads: 1, Cores: p(2), HostBusy: p(tc.busy), RequestsPerSec: p(3.5), WaitMs: map[string]float64{WaitCPU: 90, WaitLog: 10}}
+		c := CPURule(f)
+		if !c.Matched || len(c.Suggestions) != 1 || c.Suggestions[0].PredictedGain == nil {
+			t.Fatalf("host %.0f%% busy: %+v", 100*tc.busy, c)
+		}
+		if g := *c.Suggestions[0].PredictedGain; math.Abs(g-round(tc.gain, 2)) > 1e-9 {
+			t.Errorf("host %.0f%% busy: predicted gain ×%g, want ×%.2f", 100*tc.busy, g, tc.gain)
+		}
+		if got := strings.Contains(c.Why, "bound by one core per session"); got != tc.perCore {
+			t.Errorf("host %.0f%% busy: %q", 100*tc.busy, c.Why)
+		}
 	}
 }
