@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
@@ -374,12 +375,23 @@ func trunc(s string, n int) string {
 	return "…" + s[len(s)-n+1:]
 }
 
+// oneLine puts s on one line of at most about 200 bytes; a longer s
+// keeps its start and its end, where drivers put the server's own words
+// ("… server error: FATAL: the database system is shutting down").
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	const head, tail = 80, 120
+	if len(s) <= head+tail {
+		return s
 	}
-	return s
+	h, t := head, len(s)-tail
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return s[:h] + " … " + s[t:]
 }
 
 // EmulatedWait is a file's wait for the emulated limits (run --emulate).

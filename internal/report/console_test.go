@@ -1,6 +1,10 @@
 package report
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestPerOp(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
@@ -11,5 +15,21 @@ func TestPerOp(t *testing.T) {
 		if got := perOp(c.v); got != c.want {
 			t.Errorf("perOp(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	if got := oneLine("a\nb"); got != "a b" {
+		t.Errorf("oneLine = %q", got)
+	}
+	long := "postgres: sample: postgres: connect to postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable: failed to connect to `user=postgres database=postgres`: 127.0.0.1:5432 (127.0.0.1): server error: FATAL: the database system is shutting down (SQLSTATE 57P03)"
+	got := oneLine(long)
+	if len(got) > 210 || !strings.HasPrefix(got, "postgres: sample:") || !strings.HasSuffix(got, "FATAL: the database system is shutting down (SQLSTATE 57P03)") || !strings.Contains(got, " … ") {
+		t.Errorf("oneLine(long) = %q (%d bytes): want its start and its end", got, len(got))
+	}
+	// Cut between runes, never inside one.
+	wide := strings.Repeat("é", 150)
+	if got := oneLine(wide); !utf8.ValidString(got) {
+		t.Errorf("oneLine cut a rune: %q", got)
 	}
 }
