@@ -33,3 +33,17 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("oneLine cut a rune: %q", got)
 	}
 }
+
+// The repeats table prints per-request counts as the summary does.
+func TestRepeatsPerOpDigits(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	r := &Result{Load: Load{Repeat: 2}, Runs: []RunSummary{
+		{Run: 1, Costs: Costs{DataSyncsPerOp: v(0.00107)}},
+		{Run: 2, Costs: Costs{DataSyncsPerOp: v(0.00102)}},
+	}}
+	var b strings.Builder
+	printRepeats(&b, r)
+	if !strings.Contains(b.String(), "0.00107") || !strings.Contains(b.String(), "0.00102") {
+		t.Errorf("repeats table:\n%s\nwant 0.00107 and 0.00102", b.String())
+	}
+}

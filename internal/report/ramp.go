@@ -178,9 +178,15 @@ func printRepeats(w io.Writer, r *Result) {
 		if st == nil && allNil(vals) {
 			return
 		}
+		num := func(v *float64) string {
+			if format == PerOpFormat {
+				return perOp(v)
+			}
+			return opt(v, format)
+		}
 		fmt.Fprintf(w, "%-22s", label)
 		for _, v := range vals {
-			fmt.Fprintf(w, " %10s", opt(v, format))
+			fmt.Fprintf(w, " %10s", num(v))
 		}
 		if st == nil {
 			fmt.Fprintf(w, " %10s %10s  %s\n", "n/a", "n/a", "n/a")
@@ -188,9 +194,9 @@ func printRepeats(w io.Writer, r *Result) {
 		}
 		ci := "n/a"
 		if st.CI95Low != nil {
-			ci = "[" + fmt.Sprintf(format, *st.CI95Low) + ", " + fmt.Sprintf(format, *st.CI95High) + "]"
+			ci = "[" + num(st.CI95Low) + ", " + num(st.CI95High) + "]"
 		}
-		fmt.Fprintf(w, " %10s %10s  %s\n", fmt.Sprintf(format, st.Mean), opt(st.StdDev, format), ci)
+		fmt.Fprintf(w, " %10s %10s  %s\n", num(&st.Mean), num(st.StdDev), ci)
 	}
 	for _, m := range RepeatMetrics {
 		vals := make([]*float64, len(r.Runs))

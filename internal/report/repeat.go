@@ -81,6 +81,10 @@ func latencyOf(f func(*metrics.Latency) float64) func(RunSummary) *float64 {
 	}
 }
 
+// PerOpFormat, as a RepeatMetric's Format, prints a per-request count as
+// the summary does (perOp: three significant digits below 0.01).
+const PerOpFormat = "per-op"
+
 // RepeatMetrics are the keys of repeat_stats, in console (and report) order.
 var RepeatMetrics = []RepeatMetric{
 	{"requests_per_sec", "req/s", "%.1f", func(r RunSummary) *float64 { return f64(r.RequestsPerSec) }},
@@ -92,10 +96,10 @@ var RepeatMetrics = []RepeatMetric{
 	{"errors", "errors", "%.0f", func(r RunSummary) *float64 { return f64(float64(r.Errors)) }},
 	{"late_pct", "late %", "%.2f", func(r RunSummary) *float64 { return r.LatePct }},
 	{"log_bytes_per_op", "log bytes/req", "%.0f", func(r RunSummary) *float64 { return r.Costs.LogBytesPerOp }},
-	{"log_syncs_per_op", "log syncs/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.LogSyncsPerOp }},
-	{"data_reads_per_op", "data reads/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.DataReadsPerOp }},
-	{"data_writes_per_op", "data writes/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.DataWritesPerOp }},
-	{"data_syncs_per_op", "data-file syncs/req", "%.3f", func(r RunSummary) *float64 { return r.Costs.DataSyncsPerOp }},
+	{"log_syncs_per_op", "log syncs/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.LogSyncsPerOp }},
+	{"data_reads_per_op", "data reads/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.DataReadsPerOp }},
+	{"data_writes_per_op", "data writes/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.DataWritesPerOp }},
+	{"data_syncs_per_op", "data-file syncs/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.DataSyncsPerOp }},
 }
 
 // BuildRepeat assembles one document from repeated runs of the same test.
