@@ -77,6 +77,17 @@ func TestEmulate(t *testing.T) {
 	if doc.Verdict.Bottleneck != "log-rate" {
 		t.Errorf("verdict %q, want log-rate", doc.Verdict.Bottleneck)
 	}
+	// Two writers: one writes the held log while the other waits for
+	// SQLite's write lock, which is the log's wait too (not contention);
+	// and the real device, idle under the emulated rate, does not keep the
+	// verdict from suggesting a higher log rate.
+	code, stdout2, stderr := runCLI(t, context.Background(), "run", "single-inserts", "-c", "2", "-T", "2s", "--no-probe", "--db", "sqlite:"+filepath.Join(dir, "e.db"), "--emulate", prof, "--out", filepath.Join(dir, "two.json"))
+	if code != 0 {
+		t.Fatalf("-c 2: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout2, "verdict: log-rate") || !strings.Contains(stdout2, "try a tier or disk with a higher log write rate") {
+		t.Errorf("-c 2 under the emulated log rate: want the log-rate verdict and a higher log rate suggested:\n%s", stdout2)
+	}
 	// The log rate over the run: bytes per request × requests/s.
 	code, predOut, stderr := runCLI(t, context.Background(), "predict", path, "--profile", prof, "--json")
 	if code != 0 {

@@ -1263,3 +1263,29 @@ func TestOneSessionPerCoreGain(t *testing.T) {
 		}
 	}
 }
+
+// SQLite takes one writer at a time: waits for its lock while the writer
+// holding it writes the log count for the log in the holder's share, so a
+// log held to a low rate is named log-rate, not contention; a server's
+// lock waits (concurrent writers) are not added to the log's.
+func TestLogRateThroughSQLiteLock(t *testing.T) {
+	waits := map[string]float64{WaitLog: 45, WaitLock: 55}
+	f := Figures{InProcess: true, Threads: 2, LogMBPerSec: p(0.36), CommitsWait: no, WaitMs: waits}
+	c := LogRateRule(f)
+	if !c.Matched || math.Abs(c.Score-1) > 1e-9 || !strings.Contains(c.Why, "waits for SQLite's one writer while it wrote the log another 55%") {
+		t.Errorf("SQLite, holder on the log: matched %v score %g: %s", c.Matched, c.Score, c.Why)
+	}
+	if cont := ContentionRule(f); cont.Matched && cont.Score >= c.Score {
+		t.Errorf("contention (%g) would outrank the log (%g)", cont.Score, c.Score)
+	}
+	f.InProcess = false
+	if c := LogRateRule(f); c.Matched {
+		t.Errorf("server: lock waits counted for the log: %s", c.Why)
+	}
+	// The holder mostly on CPU: the lock's waits are not the log's.
+	f = Figures{InProcess: true, Threads: 4, LogMBPerSec: p(120), CommitsWait: no,
+		WaitMs: map[string]float64{WaitLog: 20, WaitLock: 36, WaitCPU: 44}}
+	if c := LogRateRule(f); c.Matched {
+		t.Errorf("SQLite, holder on CPU: %s", c.Why)
+	}
+}

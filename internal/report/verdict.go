@@ -149,6 +149,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		counters, secs = res.Evidence.Counters, res.Evidence.Seconds
 	}
 	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
+	emulatedLog(&f, res.Target.Emulation)
 	if res.Evidence != nil {
 		fillInProcess(&f, res.Target.Engine, res.Load.Model == "closed", res.Evidence.Seconds)
 		discountIdle(&f, res.Target.Engine, res.Load.Model == "closed", res.Evidence.Seconds)
@@ -347,6 +348,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 		}
 	}
 	fillServer(&f, counters, secs, files, s.Costs, res.Client.Cores)
+	emulatedLog(&f, res.Target.Emulation)
 	fillInProcess(&f, res.Target.Engine, false, secs)
 	discountIdle(&f, res.Target.Engine, false, secs)
 	f.DeviceSyncMs = deviceSync(res)
@@ -356,6 +358,17 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 
 // fillServer adds the server-side figures: costs, files and counters over
 // secs seconds. Figures the server did not give stay nil.
+// emulatedLog drops the log device's busy share when the run held the log
+// to an emulated write rate or sync rate (--emulate): the real device,
+// idle under the emulated limit, is not the log the verdict judges, and
+// its spare time would stop the log-rate rule from suggesting a higher
+// log rate.
+func emulatedLog(f *diagnose.Figures, e *target.Emulation) {
+	if e != nil && (e.LogMBPerSec != nil || e.LogSyncsPerSec != nil) {
+		f.LogDevBusy = nil
+	}
+}
+
 func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files []File, costs Costs, clientCores int) {
 	f.ClientCores = clientCores
 	f.CommitsPerReq = costs.CommitsPerOp
