@@ -129,12 +129,10 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	case a >= 0.01:
 		return strconv.FormatFloat(v, 'f', 3, 64)
-	case a >= 0.0001:
-		// Three significant digits: 0.00138, 0.000939 (three decimals
-		// made 0.00138 "0.001", next to 0.000939 in a comparison).
-		return strconv.FormatFloat(v, 'f', 2-int(math.Floor(math.Log10(a))), 64)
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	// Three significant digits: 0.00138, 0.000939 (three decimals made
+	// 0.00138 "0.001", next to 0.000939 in a comparison).
+	return report.Small(v)
 }
 
 // group puts thousands separators into an integer string.

@@ -358,7 +358,17 @@ func perOp(v *float64) string {
 	case *v == 0 || math.Abs(*v) >= 0.01:
 		return fmt.Sprintf("%.3f", *v)
 	}
-	return strconv.FormatFloat(*v, 'g', 3, 64)
+	return Small(*v)
+}
+
+// Small formats a figure below 0.01 with three significant digits:
+// 0.00138, 0.000939, 1.23e-05 below 0.0001 (the console's per-request
+// counts and the HTML report's and compare's figures alike).
+func Small(v float64) string {
+	if a := math.Abs(v); a >= 0.0001 {
+		return strconv.FormatFloat(v, 'f', 2-int(math.Floor(math.Log10(a))), 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func opt(v *float64, format string) string {
