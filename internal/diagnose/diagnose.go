@@ -1485,22 +1485,28 @@ func Thousands(v float64) string {
 // MaxServiceGrowth of its time at low load, so it did not queue them
 // itself. With a fixed number of workers the rate an open loop reaches is
 // at most workers ÷ service time, whatever the database could do with more.
-func workersBound(f Figures) (busy float64, evidence string, ok bool) {
-	busy, ok = workersBusy(f)
+// Not when the server's cores were busy (MinCPUBusy): its service time was
+// then the saturated CPU's, already at the lower rates that give the
+// comparison, and more workers would queue for the cores.
+func workersBound(f Figures) (share float64, evidence string, ok bool) {
+	share, ok = workersBusy(f)
 	if !ok || f.MinServiceMs == nil || f.StartLagP99Ms == nil || *f.MinServiceMs <= 0 {
 		return 0, "", false
 	}
 	growth := *f.ServiceMs / *f.MinServiceMs
-	if busy < MinWorkerBusy || growth > MaxServiceGrowth || *f.StartLagP99Ms < math.Max(1, *f.ServiceMs) {
-		return busy, "", false
+	if share < MinWorkerBusy || growth > MaxServiceGrowth || *f.StartLagP99Ms < math.Max(1, *f.ServiceMs) {
+		return share, "", false
+	}
+	if b := busy(f); !f.InProcess && b != nil && *b >= MinCPUBusy {
+		return share, "", false
 	}
 	were := "were"
 	if f.Threads == 1 {
 		were = "was"
 	}
 	evidence = fmt.Sprintf("ceiling's %s %s busy %.0f%% of the time (%.0f req/s × %s ms each) and requests waited for a free one (start lag p99 %s ms), while the database served each in %s ms, %.2f× its fastest at the lower rates (%s ms): the requests queued in ceiling, not in the database",
-		workersText(f.Threads), were, 100*busy, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
-	return busy, evidence, true
+		workersText(f.Threads), were, 100*share, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
+	return share, evidence, true
 }
 
 // queuedForWorkers says whether an open-loop step's requests queued for

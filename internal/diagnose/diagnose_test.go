@@ -771,6 +771,25 @@ func TestWorkersBound(t *testing.T) {
 	if _, _, ok := workersBound(pg); ok {
 		t.Error("workersBound with the service time ×3.5")
 	}
+	// The server's host busy 94% (PostgreSQL, 48 connections, full
+	// durability, 9000/s requested; 3000/s below it had already kept the
+	// host 92% busy at 8.7 ms a request): the workers were slow because the
+	// cores were, and more of them would not raise the rate. cpu, not
+	// client.
+	hot := Figures{Scope: "step 2 (9000/s)", Threads: 48, Requests: 46499, RequestsPerSec: p(5812), MeanLatencyMs: p(1000), OpenLoop: true,
+		LatePct: p(35.5), SchedLagP99Ms: p(0.001), ClientCPUPct: p(17), ClientCores: 2, Cores: p(2), HostBusy: p(0.94), ServerCPUCores: p(1.48),
+		LogMBPerSec: p(1.79), PrevLogMBPerSec: p(0.90), ServiceMs: p(8.27), MinServiceMs: p(8.71), StartLagP99Ms: p(1000)}
+	if _, _, ok := workersBound(hot); ok {
+		t.Error("workersBound with the server's host 94% busy")
+	}
+	if v := Diagnose(hot); v.Bottleneck != CPU || strings.Contains(strings.Join(v.Evidence, "|"), "queued in ceiling") {
+		t.Errorf("server host 94%% busy: verdict %q %v, want cpu", v.Bottleneck, v.Evidence)
+	}
+	cool := hot
+	cool.HostBusy, cool.ServerCPUCores = p(0.6), p(1.0)
+	if _, _, ok := workersBound(cool); !ok {
+		t.Error("workersBound with the host 60% busy: want the workers named")
+	}
 	// In an open loop a request's own time is its service time: its wait
 	// for a free worker (here up to a second) is no resource's. PostgreSQL,
 	// one worker, full durability, 50000/s requested.
