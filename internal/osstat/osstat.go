@@ -93,35 +93,73 @@ func ParseStat(text string) (HostCPU, error) {
 // names, and how many such processes there are. The time of children those
 // processes have waited for (cutime + cstime) is included, so that the
 // figure does not drop when a server process exits: PostgreSQL's postmaster
-// reaps its backends, and a backend's CPU then moves into its cutime. ok is
-// false when /proc cannot be read; with no matching process it is true with
-// n = 0.
+// reaps its backends, and a backend's CPU then moves into its cutime. A
+// child reaped during the scan, after its parent was read and before
+// itself, would be counted nowhere: the parents among the processes are
+// read again after the scan, and the scan repeated (up to maxRereads times)
+// while they have reaped some. ok is false when /proc cannot be read; with
+// no matching process it is true with n = 0.
 func ProcsCPU(names ...string) (sec float64, n int, ok bool) {
 	if runtime.GOOS != "linux" {
-		return 0, 0, false
-	}
-	ents, err := os.ReadDir(Root)
-	if err != nil {
 		return 0, 0, false
 	}
 	want := map[string]bool{}
 	for _, nm := range names {
 		want[nm] = true
 	}
-	var ticks uint64
-	for _, e := range ents {
-		name := e.Name()
-		if name == "" || name[0] < '0' || name[0] > '9' {
+	for try := 1; ; try++ {
+		ents, err := os.ReadDir(Root)
+		if err != nil {
+			return 0, 0, false
+		}
+		var ticks uint64
+		n = 0
+		reaped := map[int]uint64{} // pid → its children's ticks, as read
+		var parents []int
+		for _, e := range ents {
+			name := e.Name()
+			if name == "" || name[0] < '0' || name[0] > '9' {
+				continue
+			}
+			st, err := readPidStat(filepath.Join(Root, name))
+			if err != nil || !want[st.Comm] {
+				continue // exited meanwhile, not ours to read, or not wanted
+			}
+			ticks += st.ticks()
+			n++
+			if pid, err := strconv.Atoi(name); err == nil {
+				reaped[pid] = st.CUTime + st.CSTime
+			}
+			parents = append(parents, st.PPid)
+		}
+		if try == maxRereads || !reapedSince(reaped, parents) {
+			return float64(ticks) / UserHZ, n, true
+		}
+	}
+}
+
+// maxRereads bounds how often ProcsCPU and TreeCPU read a tree again
+// because a child was reaped while they read it.
+const maxRereads = 10
+
+// reapedSince says whether one of the processes that are the parents of
+// others (their pids in parents) has reaped a child since its children's
+// ticks were read (reaped: pid → those ticks). A parent that has gone
+// counts as having reaped.
+func reapedSince(reaped map[int]uint64, parents []int) bool {
+	seen := map[int]bool{}
+	for _, pp := range parents {
+		was, ours := reaped[pp]
+		if !ours || seen[pp] {
 			continue
 		}
-		st, err := readPidStat(filepath.Join(Root, name))
-		if err != nil || !want[st.Comm] {
-			continue // exited meanwhile, not ours to read, or not wanted
+		seen[pp] = true
+		st, err := readPidStat(filepath.Join(Root, strconv.Itoa(pp)))
+		if err != nil || st.CUTime+st.CSTime != was {
+			return true
 		}
-		ticks += st.ticks()
-		n++
 	}
-	return float64(ticks) / UserHZ, n, true
+	return false
 }
 
 // PidCPU returns the CPU seconds (user + system, with those of waited-for
@@ -152,20 +190,38 @@ type PidStat struct {
 // lists for root's threads (/proc/ROOT/task/TID/children, which needs
 // CONFIG_PROC_CHILDREN): a server that forks its sessions, such as
 // PostgreSQL's postmaster, is read in a dozen files instead of a scan of
-// every process on the host. ok is false when root is gone, is not one of
-// names, or its children cannot be listed.
+// every process on the host. A child reaped while the tree is read (after
+// root's times, before its own) would be counted nowhere, as ceiling's
+// connections closing at the end of a run make a postmaster reap dozens at
+// once: root is read again after its children, and the tree read again
+// (up to maxRereads times) while root has reaped some. ok is false when root
+// is gone, is not one of names, or its children cannot be listed.
 func TreeCPU(root int, names ...string) (sec float64, n int, ok bool) {
 	if runtime.GOOS != "linux" || root <= 0 {
 		return 0, 0, false
 	}
 	dir := filepath.Join(Root, strconv.Itoa(root))
+	for try := 1; ; try++ {
+		ticks, n, reaped, ok := readTree(dir, names)
+		if !ok {
+			return 0, 0, false
+		}
+		if !reaped || try == maxRereads {
+			return float64(ticks) / UserHZ, n, true
+		}
+	}
+}
+
+// readTree is one reading of TreeCPU's tree at dir; reaped says root
+// reaped a child meanwhile (the ticks may then miss it).
+func readTree(dir string, names []string) (ticks uint64, n int, reaped, ok bool) {
 	st, err := readPidStat(dir)
 	if err != nil || !slices.Contains(names, st.Comm) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	tasks, err := os.ReadDir(filepath.Join(dir, "task"))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	var kids []string
 	listed := false
@@ -178,19 +234,21 @@ func TreeCPU(root int, names ...string) (sec float64, n int, ok bool) {
 		kids = append(kids, strings.Fields(string(b))...)
 	}
 	if !listed {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	ticks := st.ticks()
+	ticks = st.ticks()
 	n = 1
 	for _, kid := range kids {
-		st, err := readPidStat(filepath.Join(Root, kid))
-		if err != nil || !slices.Contains(names, st.Comm) {
-			continue // exited and reaped meanwhile (its time is in root's cutime now), or not a server process
+		ks, err := readPidStat(filepath.Join(Root, kid))
+		if err != nil || !slices.Contains(names, ks.Comm) {
+			continue // exited and reaped (its time is in root's cutime), or not a server process
 		}
-		ticks += st.ticks()
+		ticks += ks.ticks()
 		n++
 	}
-	return float64(ticks) / UserHZ, n, true
+	after, err := readPidStat(dir)
+	reaped = err != nil || after.CUTime+after.CSTime != st.CUTime+st.CSTime
+	return ticks, n, reaped, true
 }
 
 // ticks is the process's CPU time with its waited-for children's.
