@@ -78,6 +78,11 @@ type Target interface {
 	Close(ctx context.Context) error
 }
 
+// NotLocalEvidence is what a server on another host cannot give, for
+// Settings["missing_evidence"]: ceiling reads CPU and the log device from
+// this host's kernel.
+const NotLocalEvidence = "server CPU, host CPU and the log device's counters (the server is not on this host, and ceiling reads them from its own host's /proc)"
+
 // Info describes a target for results and the console.
 type Info struct {
 	Engine  string `json:"engine"` // "sqlite" | "postgres" | "mysql"

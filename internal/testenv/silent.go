@@ -17,26 +17,43 @@ func SilentServer(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("listen on loopback: %v", err)
 	}
-	var mu sync.Mutex
-	var conns []net.Conn
+	conns := closeAtEnd(t, l)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
+			conns.add(c)
 		}
 	}()
+	return l.Addr().String()
+}
+
+// openConns are a test's connections, closed with their listener when the
+// test ends.
+type openConns struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (o *openConns) add(cs ...net.Conn) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.conns = append(o.conns, cs...)
+}
+
+// closeAtEnd closes l, and the connections added to what it returns, when
+// the test ends.
+func closeAtEnd(t testing.TB, l net.Listener) *openConns {
+	o := &openConns{}
 	t.Cleanup(func() {
 		_ = l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, c := range o.conns {
 			_ = c.Close()
 		}
 	})
-	return l.Addr().String()
+	return o
 }

@@ -984,3 +984,10 @@ func TestDurabilityAfterKill(t *testing.T) {
 		}
 	})
 }
+
+// TestRemoteServer: a server reached at another host's address (this
+// host's own, through a forwarder) is not taken for a local one.
+func TestRemoteServer(t *testing.T) {
+	dsn := testenv.Remote(t, testDSN(t), "3306")
+	testenv.CheckNotLocal(t, openTarget(t, dsn, target.DurabilityServer), dsn)
+}

@@ -239,6 +239,8 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	if info.Local {
 		t.serverPID = findServerPID(ctx, t.admin)
 		info.LogDevice = target.FindLogDevice(info.LogDir)
+	} else {
+		noteMissing(info.Settings, target.NotLocalEvidence)
 	}
 	t.info = info
 	return nil

@@ -1063,3 +1063,10 @@ func TestNamesSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteServer: a server reached at another host's address (this
+// host's own, through a forwarder) is not taken for a local one.
+func TestRemoteServer(t *testing.T) {
+	dsn := testenv.Remote(t, testDB(t, "ceiling_test_pg"), "5432")
+	testenv.CheckNotLocal(t, openTarget(t, dsn, target.DurabilityServer), dsn)
+}

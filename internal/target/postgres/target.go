@@ -169,6 +169,9 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		// cannot be found, so no device figures (flushes, busy).
 		m = strings.TrimPrefix(m+", the log device's counters (data_directory, where pg_wal is, is shown only to superusers and members of pg_read_all_settings)", ", ")
 	}
+	if !info.Local {
+		m = strings.TrimPrefix(m+", "+target.NotLocalEvidence, ", ")
+	}
 	if m != "" {
 		info.Settings["missing_evidence"] = m
 	}

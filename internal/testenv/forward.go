@@ -1,0 +1,111 @@
+package testenv
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Forwarder listens on one of this host's addresses that is not a loopback
+// one and forwards each connection to to (host:port): a local server
+// reached as a server on another host would be, which ceiling must not
+// take for a local one (no /proc figures). It returns the listening
+// address, host:port, and skips the test when the host has no such address.
+// The listener and its connections close when the test ends.
+func Forwarder(t testing.TB, to string) string {
+	t.Helper()
+	ip := nonLoopback()
+	if ip == nil {
+		t.Skip("this host has no IPv4 address besides loopback to reach a server as if remote")
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s to reach a server as if remote: %v", ip, err)
+	}
+	conns := closeAtEnd(t, l)
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", to)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			conns.add(in, out)
+			go pipe(in, out)
+			go pipe(out, in)
+		}
+	}()
+	return l.Addr().String()
+}
+
+// pipe copies from src to dst until either ends, then closes both.
+func pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	_ = dst.Close()
+	_ = src.Close()
+}
+
+// nonLoopback returns an IPv4 address of this host that is not a loopback
+// one, or nil.
+func nonLoopback() net.IP {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP
+		}
+	}
+	return nil
+}
+
+// Remote returns dsn, a URL, with its host and port replaced by those of a
+// Forwarder to them (defaultPort: the engine's, when dsn names none). It
+// skips the test when dsn is not a URL with a host.
+func Remote(t testing.TB, dsn, defaultPort string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" {
+		t.Skip("the test DSN is not a URL with a host, to reach its server through a forwarder")
+	}
+	port := u.Port()
+	if port == "" {
+		port = defaultPort
+	}
+	u.Host = Forwarder(t, net.JoinHostPort(u.Hostname(), port))
+	return u.String()
+}
+
+// CheckNotLocal checks that tg, opened through a Forwarder (dsn), is taken
+// for a server on another host: no CPU or log device read from this host's
+// /proc, missing_evidence saying why, and the server's own counters there.
+func CheckNotLocal(t *testing.T, tg target.Target, dsn string) {
+	t.Helper()
+	info := tg.Info()
+	if info.Local || info.LogDevice != nil || !strings.Contains(info.Settings["missing_evidence"], target.NotLocalEvidence) {
+		t.Fatalf("through %s: local %v, log device %+v, missing_evidence %q; want a remote server, the host figures named missing",
+			target.Redact(dsn), info.Local, info.LogDevice, info.Settings["missing_evidence"])
+	}
+	s, err := tg.(target.Sampler).Sample(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{target.CtrServerCPUSec, target.CtrHostCPUBusy, target.CtrLogDevFlushes} {
+		if v, ok := s.Counters[k]; ok {
+			t.Errorf("remote server: %s = %v read from this host", k, v)
+		}
+	}
+	if _, ok := s.Counters[target.CtrLogBytes]; !ok {
+		t.Errorf("remote server: no %s (the server's own counters): %v", target.CtrLogBytes, s.Counters)
+	}
+}
