@@ -150,9 +150,7 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 	info := t.Info()
 	cores := runtime.NumCPU()
 	params := report.Params{Version: version(), Workload: name, Load: cfg, Info: info, Cores: cores}
-	if info.Local && !f.noProbe {
-		params.Host = e.probeHost(ctx, t, f.probeDir, f.out)
-	}
+	e.probe(ctx, t, f, &params)
 	each := fmt.Sprintf("%v each", cfg.Duration)
 	if cfg.Ops > 0 {
 		each = fmt.Sprintf("%d requests each", cfg.Ops)

@@ -291,6 +291,10 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
 		return err
 	}
+	var netw *report.Network // a server on another host: the round trip to it
+	if !info.Local {
+		netw = e.probeNetwork(ctx, t)
+	}
 	e.printKneePlan(f, slo, sp, info)
 	defer e.holdLimits(t, f.emulation, true)()
 
@@ -379,7 +383,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		}
 		return errors.New("no probe ran")
 	}
-	kp := report.Params{Version: version(), Workload: name, WParams: w.Params(), Definition: workload.DefinitionOf(w), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU(), NoBytes: workload.NoBytes(w)}
+	kp := report.Params{Version: version(), Workload: name, WParams: w.Params(), Definition: workload.DefinitionOf(w), Load: cfg, Info: t.Info(), Cores: runtime.NumCPU(), NoBytes: workload.NoBytes(w), Network: netw}
 	if a, ok := w.(workload.Advisor); ok {
 		kp.Advice = a.Advice
 	}

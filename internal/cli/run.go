@@ -229,7 +229,7 @@ estimate; --no-probe skips it.` + docSection(meta),
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "with --rates: warm-up at each step's rate before measuring it")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
 	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+" or --out, whichever is on the server's log file system); put it on the server's log device")
-	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the fsync probe of a local server's host")
+	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the probe before the run: the fsync probe of a local server's host, or the round-trip probe of a server on another host")
 	fs.StringVar(&f.emulate, "emulate", "", "SQLite: hold the database's files to a profile's log and data-file limits while measuring (a shipped profile name, see ceiling profiles, or a YAML file), to reproduce a tier's ceiling locally and check predict against it")
 	w.Flags(fs)
 	if _, ok := w.(workload.Isolator); ok {
@@ -467,7 +467,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		if f.repeat > 1 {
 			fmt.Fprintf(e.stdout, "\n== run %d of %d\n", k, f.repeat)
 		}
-		res, err := e.runOnce(ctx, t, name, w, f, cfg, cores, &params.Host)
+		res, err := e.runOnce(ctx, t, name, w, f, cfg, cores, &params)
 		if err != nil {
 			if len(results) == 0 {
 				return err
@@ -592,8 +592,9 @@ func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) er
 }
 
 // runOnce prepares the workload's data and runs the test once, with live
-// lines on the console.
-func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int, host **report.Host) (*runner.Result, error) {
+// lines on the console. The first time, it probes the host or the network
+// (params.Host, params.Network).
+func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workload.Workload, f *runFlags, cfg runner.Config, cores int, params *report.Params) (*runner.Result, error) {
 	if _, ok := t.(target.Emulator); f.emulation != nil && !ok {
 		return nil, &UsageError{Err: errEmulateServer}
 	}
@@ -602,9 +603,7 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	}
 
 	info := t.Info()
-	if *host == nil && info.Local && !f.noProbe {
-		*host = e.probeHost(ctx, t, f.probeDir, f.out)
-	}
+	e.probe(ctx, t, f, params)
 	var plan string
 	if cfg.Rate > 0 || len(cfg.Steps) > 0 {
 		plan = fmt.Sprintf("%s, %s", diagnose.Threads(f.threads), report.OpenLoopPlan(report.LoadOf(cfg)))
@@ -649,6 +648,50 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	res, err := runner.Run(ctx, cfg, t, w)
 	live.Done()
 	return res, err
+}
+
+// probe runs, once per run command and unless --no-probe, the probe that
+// fits the target: the flush probe of a local server's host, the
+// round-trip probe of a server on another host.
+func (e *env) probe(ctx context.Context, t target.Target, f *runFlags, params *report.Params) {
+	if f.noProbe || params.Host != nil || params.Network != nil {
+		return
+	}
+	if t.Info().Local {
+		params.Host = e.probeHost(ctx, t, f.probeDir, f.out)
+	} else {
+		params.Network = e.probeNetwork(ctx, t)
+	}
+}
+
+// pingRuns is how many round trips the network probe times, within
+// pingBudget (but at least target.MinPings).
+const (
+	pingRuns   = 200
+	pingBudget = 2 * time.Second
+)
+
+// probeNetwork times round trips to a server on another host and prints
+// one line; nil (and the run goes on) when the target cannot or the probe
+// fails.
+func (e *env) probeNetwork(ctx context.Context, t target.Target) *report.Network {
+	p, ok := t.(target.Pinger)
+	if !ok {
+		return nil
+	}
+	times, what, err := p.Pings(ctx, pingRuns, pingBudget)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "round-trip probe skipped: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	ms := make([]float64, len(times))
+	for i, d := range times {
+		ms[i] = float64(d.Nanoseconds()) / 1e6
+	}
+	l := hostprof.Summarize(ms)
+	fmt.Fprintf(e.stdout, "round trip to the server (%d × %s, one at a time): p50 %.3f ms, p99 %.3f ms, mean %.3f ms — each request waits at least this long, whatever the server does\n",
+		l.N, what, l.P50Ms, l.P99Ms, l.MeanMs)
+	return &report.Network{RoundTripMs: report.HostLatency{P50: round3(l.P50Ms), P99: round3(l.P99Ms), Mean: round3(l.MeanMs)}, N: l.N, What: what}
 }
 
 // probeRuns is how many write+fdatasync pairs the pre-run probe times.

@@ -654,3 +654,64 @@ func TestStallVerdictServers(t *testing.T) {
 		})
 	}
 }
+
+// TestNetworkVerdict: a server reached through a forwarder on this host's
+// own address that delays each way by 3 ms (a network's round trip) is
+// probed before the run, and a run of one connection whose requests are
+// mostly that round trip is called network-bound.
+func TestNetworkVerdict(t *testing.T) {
+	ports := map[string]string{"postgres": "5432", "mysql": "3306"}
+	for _, ec := range engineCases {
+		t.Run(ec.name, func(t *testing.T) {
+			dsn := testenv.Remote(t, serverDSN(t, ec.env), ports[ec.name], 3*time.Millisecond)
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", dsn, "-c", "1", "-T", "2s", "--durability", "relaxed", "--out", out)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "round trip to the server (") {
+				t.Errorf("no round-trip probe line:\n%s", stdout)
+			}
+			var raw struct {
+				Network *struct {
+					RoundTripMs struct{ P50 float64 } `json:"round_trip_ms"`
+					N           int
+				}
+				Verdict struct {
+					Bottleneck  string
+					Evidence    []string
+					Suggestions []struct{ Action string }
+				}
+			}
+			b, err := os.ReadFile(mustGlob(t, out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := jsonUnmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if raw.Network == nil || raw.Network.N < 10 || raw.Network.RoundTripMs.P50 < 6 {
+				t.Fatalf("network %+v, want at least 10 round trips of at least 6 ms", raw.Network)
+			}
+			if raw.Verdict.Bottleneck != "network" || len(raw.Verdict.Suggestions) == 0 || !strings.Contains(raw.Verdict.Suggestions[0].Action, "2 threads (-c 2)") {
+				t.Errorf("verdict %q %v %+v, want network, with 2 threads suggested first", raw.Verdict.Bottleneck, raw.Verdict.Evidence, raw.Verdict.Suggestions)
+			}
+			// --no-probe: no round trip, so no network verdict.
+			out = filepath.Join(t.TempDir(), "noprobe")
+			if code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", dsn, "-c", "1", "--ops", "50", "--durability", "relaxed", "--no-probe", "--out", out); code != 0 {
+				t.Fatalf("--no-probe: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			b, err = os.ReadFile(mustGlob(t, out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw.Network = nil
+			if err := jsonUnmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if raw.Network != nil || raw.Verdict.Bottleneck == "network" {
+				t.Errorf("--no-probe: network %+v, verdict %q; want no probe and no network verdict", raw.Network, raw.Verdict.Bottleneck)
+			}
+		})
+	}
+}

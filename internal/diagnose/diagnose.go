@@ -48,6 +48,7 @@ const (
 	CPU          = "cpu"
 	Contention   = "contention"
 	Client       = "client"
+	Network      = "network"
 	None         = "none"
 	// Errors is the verdict of a run too many of whose requests failed
 	// for reasons the load does not explain (FailedShare): its rates and
@@ -80,6 +81,7 @@ const (
 	MinClientCoresPerW  = 0.4  // … while ceiling burns at least this many cores per worker
 	MinWorkerBusy       = 0.8  // client (open loop): ceiling's workers busy at least this share of the time …
 	MaxServiceGrowth    = 1.5  // … while a request's service time is at most this × its time at low load
+	MinRoundTripShare   = 0.5  // network: the round trip to a server on another host at least this share of a request's time
 	BatchRows           = 10   // rows per commit the batching suggestion assumes
 	maxGain             = 50.0 // predicted gains are capped here
 )
@@ -175,6 +177,10 @@ type Figures struct {
 	DataIOPS        *float64 // data files, reads+writes per second
 	DataLatencyMs   *float64 // data files, mean latency per IO
 	DeviceLatencyMs *float64 // the device's own latency (e.g. the lowest per-interval average)
+	// RoundTripMs is the round trip to a server on another host (p50 of
+	// ceiling's pings before the run, at rest); nil for a local server or
+	// when not timed.
+	RoundTripMs *float64
 
 	ClientCPUPct *float64 // load generator, % of its cores
 	ClientCores  int      // the load generator's cores (0: unknown)
@@ -247,7 +253,7 @@ type Verdict struct {
 
 // Rules lists the rules in the order they are tried (ties go to the first).
 var Rules = []func(Figures) Candidate{
-	CommitFlushRule, LogRateRule, StorageQueueRule, MemoryRule, CPURule, ContentionRule, ClientRule,
+	CommitFlushRule, LogRateRule, StorageQueueRule, MemoryRule, CPURule, ContentionRule, ClientRule, NetworkRule,
 }
 
 // Diagnose applies every rule to f and returns the verdict.
@@ -1400,6 +1406,41 @@ func ClientRule(f Figures) Candidate {
 	if f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU {
 		c.Evidence, c.Suggestions = tlsCost(f, c.Evidence, c.Suggestions)
 	}
+	return c
+}
+
+// NetworkRule: the server is on another host, and the round trip to it
+// (timed at rest before the run) is at least MinRoundTripShare of each
+// request's time, so each connection waits on the network more than on
+// the server. A lower bound: a request of several statements makes several
+// round trips.
+func NetworkRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: Network}}
+	if f.RoundTripMs == nil || *f.RoundTripMs <= 0 || f.InProcess {
+		c.Why = "not applicable: no round trip timed (a server on this host, or --no-probe)"
+		return c
+	}
+	rtt := *f.RoundTripMs
+	reqMs, ok := requestMs(f)
+	if !ok {
+		c.Why = "not applicable: no request time measured"
+		return c
+	}
+	share := math.Min(rtt/reqMs, 1)
+	if share < MinRoundTripShare {
+		c.Why = fmt.Sprintf("the round trip to the server (%s ms) is %.0f%% of each request's %s ms < %.0f%%", msText(rtt), 100*share, msText(reqMs), 100*MinRoundTripShare)
+		c.near = share / MinRoundTripShare
+		return c
+	}
+	c.Matched, c.Score = true, share
+	c.Why = fmt.Sprintf("the round trip to the server on another host (%s ms at rest, before the run) is at least %.0f%% of each request's %s ms", msText(rtt), 100*share, msText(reqMs))
+	c.Evidence = append(c.Evidence, c.Why+": the connections wait on the network more than on the server",
+		fmt.Sprintf("one connection, one request at a time, makes at most %s requests/s at that round trip, whatever the server does", num(1000/rtt)))
+	if f.Threads > 0 {
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%d threads (-c %d), so more round trips overlap (at best proportional, while the server keeps up)", 2*f.Threads, 2*f.Threads), 2, f))
+	}
+	c.Suggestions = append(c.Suggestions, suggest("ceiling nearer the server (its zone, or its host), where the round trip is shorter (at best, without it)", gainFromShare(share), f),
+		Suggestion{Action: "more work per round trip: several rows per statement, or the transaction's statements in one procedure call"})
 	return c
 }
 

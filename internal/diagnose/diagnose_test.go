@@ -1308,3 +1308,40 @@ func TestLogRateThroughSQLiteLock(t *testing.T) {
 		t.Errorf("SQLite, holder on CPU: %s", c.Why)
 	}
 }
+
+// TestNetworkRule: PostgreSQL through a forwarder that adds 1 ms each way
+// (a server on another host): 4 threads of inserts-deletes at 3.85 ms a
+// request, 2.6 ms of it the round trip timed before the run.
+func TestNetworkRule(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 4, Requests: 5189, RequestsPerSec: p(1037.6), MeanLatencyMs: p(3.851), P99Ms: p(6.05),
+		ClientCPUPct: p(3), ClientCores: 2, CommitsPerReq: p(1.003), SyncsPerReq: p(0.628), LogMBPerSec: p(0.35), RoundTripMs: p(2.596)}
+	c := NetworkRule(f)
+	if !c.Matched || c.Score != 2.596/3.851 || !strings.Contains(c.Why, "2.6 ms at rest, before the run) is at least 67% of each request's 3.85 ms") {
+		t.Fatalf("%+v", c)
+	}
+	if ev := strings.Join(c.Evidence, "|"); !strings.Contains(ev, "at most 385 requests/s at that round trip") {
+		t.Errorf("evidence %q", ev)
+	}
+	if len(c.Suggestions) != 3 || !strings.Contains(c.Suggestions[0].Action, "8 threads (-c 8)") || *c.Suggestions[0].PredictedGain != 2 ||
+		!strings.Contains(c.Suggestions[1].Action, "nearer the server") || *c.Suggestions[1].PredictedGain != 3.07 || c.Suggestions[2].PredictedGain != nil {
+		t.Errorf("suggestions %+v", c.Suggestions)
+	}
+	if v := Diagnose(f); v.Bottleneck != Network {
+		t.Errorf("verdict %q %v, want network", v.Bottleneck, v.Evidence)
+	}
+	// The same run on the server's own host: no round trip timed.
+	local := f
+	local.RoundTripMs = nil
+	if c := NetworkRule(local); c.Matched || !strings.Contains(c.Why, "not applicable") {
+		t.Errorf("no round trip: %+v", c.Rule)
+	}
+	if v := Diagnose(local); v.Bottleneck == Network {
+		t.Errorf("no round trip: verdict %q", v.Bottleneck)
+	}
+	// A round trip of 1 ms in 3.85 ms (26%): the server's time dominates.
+	short := f
+	short.RoundTripMs = p(1)
+	if c := NetworkRule(short); c.Matched || c.near < 0.5 || !strings.Contains(c.Why, "is 26% of each request's 3.85 ms < 50%") {
+		t.Errorf("short round trip: %+v (near %v)", c.Rule, c.near)
+	}
+}

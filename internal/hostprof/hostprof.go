@@ -77,20 +77,34 @@ func FsyncProbe(ctx context.Context, dir string, n int) (Fsync, error) {
 	}
 	el := time.Since(start).Seconds()
 	r := Fsync{Dir: dir, N: n, ElapsedS: el, SyncCallName: syncCall}
-	sorted := append([]float64(nil), lat...)
+	l := Summarize(lat)
+	r.MeanMs, r.P50Ms, r.P99Ms, r.MaxMs = l.MeanMs, l.P50Ms, l.P99Ms, l.MaxMs
+	if el > 0 {
+		r.SyncsPerSec = float64(n) / el
+	}
+	return r, nil
+}
+
+// Latency summarises a probe's latencies, ms.
+type Latency struct {
+	N                           int
+	P50Ms, P99Ms, MeanMs, MaxMs float64
+}
+
+// Summarize returns the nearest-rank p50 and p99, the mean and the maximum
+// of ms (the zero Latency for none).
+func Summarize(ms []float64) Latency {
+	if len(ms) == 0 {
+		return Latency{}
+	}
+	sorted := append([]float64(nil), ms...)
 	sort.Float64s(sorted)
 	var sum float64
 	for _, v := range sorted {
 		sum += v
 	}
-	r.MeanMs = sum / float64(n)
-	r.P50Ms = quantile(sorted, 0.50)
-	r.P99Ms = quantile(sorted, 0.99)
-	r.MaxMs = sorted[n-1]
-	if el > 0 {
-		r.SyncsPerSec = float64(n) / el
-	}
-	return r, nil
+	return Latency{N: len(sorted), P50Ms: quantile(sorted, 0.50), P99Ms: quantile(sorted, 0.99),
+		MeanMs: sum / float64(len(sorted)), MaxMs: sorted[len(sorted)-1]}
 }
 
 // quantile is the nearest-rank quantile of sorted values.

@@ -177,6 +177,9 @@ func testBlocks(r *report.Result) []Block {
 	if h := r.Host; h != nil {
 		kv(&rows, "flush probe", fmt.Sprintf("%d × 4 KiB write+fdatasync: p50 %s ms, p99 %s ms, mean %s ms (%s)", h.N, num(h.FsyncMs.P50), num(h.FsyncMs.P99), num(h.FsyncMs.Mean), h.Note))
 	}
+	if n := r.Network; n != nil {
+		kv(&rows, "round trip", fmt.Sprintf("%d × %s, one at a time, before the run: p50 %s ms, p99 %s ms, mean %s ms (each request waits at least this long)", n.N, n.What, num(n.RoundTripMs.P50), num(n.RoundTripMs.P99), num(n.RoundTripMs.Mean)))
+	}
 	blocks := []Block{{Table: &Table{Head: []string{"", ""}, Rows: rows, Align: "ll"}}}
 	if len(r.Target.Settings) > 0 {
 		var srows [][]string
@@ -478,6 +481,9 @@ func throughputBlocks(r *report.Result) ([]Block, error) {
 		p.series("p95", latOf(func(l *metrics.Latency) float64 { return l.P95 })),
 		p.series("p99", latOf(func(l *metrics.Latency) float64 { return l.P99 })),
 	}}
+	if n := r.Network; n != nil && n.RoundTripMs.P50 > 0 && hasData(lc.Series) {
+		lc.Lines = append(lc.Lines, RefLine{Name: "round trip to the server (p50, before the run)", Value: n.RoundTripMs.P50})
+	}
 	lnote := ""
 	if r.Load.Model == "open" {
 		lnote = "open loop: latency counts from each request's scheduled start"

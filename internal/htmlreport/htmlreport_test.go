@@ -857,3 +857,19 @@ func TestReportDefinition(t *testing.T) {
 		t.Fatal("a built-in workload's report shows a definition")
 	}
 }
+
+// TestNetworkRow: a result with a round-trip probe (a server on another
+// host) shows it in the run's table and as a line on the latency chart.
+func TestNetworkRow(t *testing.T) {
+	ins := load(t, fxPG)
+	if html := renderHTML(t, ins); strings.Contains(html, "round trip") {
+		t.Fatal("a result without a round-trip probe has a round-trip line")
+	}
+	ins[0].Result.Network = &report.Network{RoundTripMs: report.HostLatency{P50: 2.596, P99: 3.173, Mean: 2.611}, N: 200, What: "empty query"}
+	html := renderHTML(t, ins)
+	for _, want := range []string{"200 × empty query, one at a time, before the run: p50 2.596 ms, p99 3.173 ms, mean 2.611 ms", "round trip to the server (p50, before the run)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

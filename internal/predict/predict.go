@@ -184,6 +184,13 @@ func Predict(r *report.Result, p Profile) Prediction {
 			pr.Caveats = append(pr.Caveats, "the run was log-bound (verdict log-rate) with its commits waiting for log flushes: where the flushes' time set that limit (the verdict says), the profile, which gives no log latency (log_latency_ms), does not model it, and the prediction assumes flushes as fast as its other limits need")
 		}
 	}
+	if n := r.Network; n != nil && n.RoundTripMs.P50 > 0 && pr.RequestsPerSec != nil {
+		// Little's law: at the predicted rate, each request at least one
+		// round trip long, that many requests must be in flight at once.
+		inFlight := math.Ceil(*pr.RequestsPerSec * n.RoundTripMs.P50 / 1000)
+		pr.Caveats = append(pr.Caveats, fmt.Sprintf("the server was on another host, %.3g ms away (round trip, p50): %s req/s over that round trip needs at least %s requests in flight at once (connections, -c), each request one round trip",
+			n.RoundTripMs.P50, diagnose.Thousands(math.Round(*pr.RequestsPerSec)), diagnose.Thousands(inFlight)))
+	}
 	if r.Verdict != nil && r.Verdict.Bottleneck == diagnose.Stall {
 		pr.Caveats = append(pr.Caveats, "the run stalled (verdict stall): no request completed for a large part of it, so its rate is no ceiling; the costs per request are those of the requests that completed")
 	}

@@ -206,6 +206,17 @@ func TestUnlimited(t *testing.T) {
 	if pr := Predict(&logBound, logOnly); strings.Contains(strings.Join(pr.Caveats, "|"), flushCaveat) {
 		t.Errorf("log-rate verdict, relaxed: caveats %q", pr.Caveats)
 	}
+	// A server on another host: the prediction's rate over the measured
+	// round trip needs that many requests in flight (Little's law).
+	if strings.Contains(strings.Join(pr.Caveats, "|"), "round trip") {
+		t.Errorf("local server: caveats %q speak of a round trip", pr.Caveats)
+	}
+	remote := *r
+	remote.Network = &report.Network{RoundTripMs: report.HostLatency{P50: 2.6}, N: 200}
+	if pr := Predict(&remote, logOnly); !strings.Contains(strings.Join(pr.Caveats, "|"),
+		"the server was on another host, 2.6 ms away (round trip, p50): 20,092 req/s over that round trip needs at least 53 requests in flight at once") {
+		t.Errorf("remote server: caveats %q", pr.Caveats)
+	}
 	// With cores in the profile, CPU binds and nothing material is left out.
 	withCPU := Profile{Name: "with-cpu", Limits: Limits{LogMBPerSec: p64(0.1617), Cores: p64(2)}}
 	pr = Predict(r, withCPU)

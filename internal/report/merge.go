@@ -74,7 +74,7 @@ func Merge(shards []*Result, files []string) (*Result, error) {
 	m := &Result{
 		Schema: Schema, Tool: base.Tool, StartedAt: base.StartedAt, Target: base.Target,
 		Workload: base.Workload, Load: base.Load, Steps: []Step{}, Runs: []RunSummary{},
-		Histograms: map[string]string{}, Files: []File{}, Host: base.Host, LogDevice: base.LogDevice,
+		Histograms: map[string]string{}, Files: []File{}, Host: base.Host, Network: base.Network, LogDevice: base.LogDevice,
 	}
 	m.Load.Shard = &Shard{I: -1, N: n, Key: key, Threads: base.Load.Shard.Threads, Hosts: base.Load.Shard.Hosts, Files: files}
 	m.Load.Threads = 0

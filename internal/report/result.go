@@ -54,6 +54,9 @@ type Result struct {
 	// Host is ceiling's flush probe of this host, taken before the run when
 	// the server is local (null otherwise, or with --no-probe).
 	Host *Host `json:"host"`
+	// Network is the round trip to a server on another host, timed
+	// before the run (absent for a local server, or with --no-probe).
+	Network *Network `json:"network,omitempty"`
 	// LogDevice is the block device of the server's log directory over
 	// the measured run, from the kernel's counters (a local target on
 	// Linux; absent otherwise).
@@ -448,7 +451,8 @@ type Params struct {
 	Info       target.Info
 	Cores      int
 	CommandRaw string
-	Host       *Host // the flush probe, or nil
+	Host       *Host    // the flush probe, or nil
+	Network    *Network // the round-trip probe, or nil
 	// Figures computes the workload's headline figures (workload.Observer)
 	// from what it counted over the measured phase; nil when it has none.
 	Figures func(workload.Span) map[string]float64
@@ -470,6 +474,17 @@ type Host struct {
 	// SameFSAsLog says whether Dir is on the file system of the server's
 	// log directory (target.log_dir); nil when that could not be told.
 	SameFSAsLog *bool `json:"same_fs_as_log,omitempty"`
+}
+
+// Network is ceiling's round-trip probe of a server on another host
+// (result key "network"): N requests the server answers with the least
+// work it can (What: PostgreSQL's empty query, MySQL's COM_PING), one
+// after another on one session before the run. Each of the run's requests
+// waits at least one round trip, whatever the server does.
+type Network struct {
+	RoundTripMs HostLatency `json:"round_trip_ms"`
+	N           int         `json:"n"`
+	What        string      `json:"what"`
 }
 
 // HostLatency is the latency of one 4 KiB write + fdatasync, ms.
@@ -504,6 +519,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		Histograms: map[string]string{},
 		Files:      []File{},
 		Host:       p.Host,
+		Network:    p.Network,
 	}
 	res.ID = fmt.Sprintf("%s-%s-%s", r.Started.UTC().Format("20060102-150405"), p.Workload, p.Info.Engine)
 

@@ -156,6 +156,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	}
 	f.DeviceSyncMs = deviceSync(res)
 	logDevice(&f, res.Target)
+	roundTrip(&f, res.Network)
 	return f
 }
 
@@ -163,6 +164,14 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 var tlsOff = map[string]string{
 	"postgres": "sslmode=disable in the DSN",
 	"mysql":    "no tls parameter in the DSN, and require_secure_transport off",
+}
+
+// roundTrip gives the rules the round trip to a server on another host
+// (its probe's p50).
+func roundTrip(f *diagnose.Figures, n *Network) {
+	if n != nil && n.N > 0 && n.RoundTripMs.P50 > 0 {
+		f.RoundTripMs = f64(n.RoundTripMs.P50)
+	}
 }
 
 // logDevice names the log's device and how the server writes its log.
@@ -353,6 +362,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 	discountIdle(&f, res.Target.Engine, false, secs)
 	f.DeviceSyncMs = deviceSync(res)
 	logDevice(&f, res.Target)
+	roundTrip(&f, res.Network)
 	return f
 }
 

@@ -503,6 +503,25 @@ func NoReply(engine, addr string, d time.Duration, param string) string {
 // database file opened with Options.MustExist).
 var ErrNoDatabase = errors.New("no such database")
 
+// Pinger is implemented by server targets that can time round trips to
+// their server: Pings sends up to n requests that the server answers with
+// the least work it can (PostgreSQL's empty query, MySQL's COM_PING), one
+// after another on one session, and returns each one's time and what was
+// sent. It stops early, after MinPings at least, once budget has passed (a
+// far server's round trips are long).
+type Pinger interface {
+	Pings(ctx context.Context, n int, budget time.Duration) (times []time.Duration, what string, err error)
+}
+
+// MinPings is how many round trips Pinger.Pings times whatever its budget.
+const MinPings = 10
+
+// PingMore says whether Pings should send another request: fewer than n
+// done, and fewer than MinPings or still within budget since start.
+func PingMore(done, n int, start time.Time, budget time.Duration) bool {
+	return done < n && (done < MinPings || time.Since(start) < budget)
+}
+
 // Settler is implemented by targets whose statistics lag behind the work
 // (PostgreSQL backends publish theirs about once a second and at exit). The
 // runner calls Settle after closing the worker connections and before the

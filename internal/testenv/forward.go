@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -14,10 +15,12 @@ import (
 // Forwarder listens on one of this host's addresses that is not a loopback
 // one and forwards each connection to to (host:port): a local server
 // reached as a server on another host would be, which ceiling must not
-// take for a local one (no /proc figures). It returns the listening
-// address, host:port, and skips the test when the host has no such address.
-// The listener and its connections close when the test ends.
-func Forwarder(t testing.TB, to string) string {
+// take for a local one (no /proc figures). Each piece of data waits delay
+// on its way, each way: a request and its reply take at least 2 × delay
+// more (a network's round trip). It returns the listening address,
+// host:port, and skips the test when the host has no such address. The
+// listener and its connections close when the test ends.
+func Forwarder(t testing.TB, to string, delay time.Duration) string {
 	t.Helper()
 	ip := nonLoopback()
 	if ip == nil {
@@ -40,18 +43,37 @@ func Forwarder(t testing.TB, to string) string {
 				continue
 			}
 			conns.add(in, out)
-			go pipe(in, out)
-			go pipe(out, in)
+			go pipe(in, out, delay)
+			go pipe(out, in, delay)
 		}
 	}()
 	return l.Addr().String()
 }
 
-// pipe copies from src to dst until either ends, then closes both.
-func pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
-	_ = dst.Close()
-	_ = src.Close()
+// pipe copies from src to dst, each piece delay after it came, until
+// either ends, then closes both.
+func pipe(dst, src net.Conn, delay time.Duration) {
+	defer func() {
+		_ = dst.Close()
+		_ = src.Close()
+	}()
+	if delay <= 0 {
+		_, _ = io.Copy(dst, src)
+		return
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			time.Sleep(delay)
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // nonLoopback returns an IPv4 address of this host that is not a loopback
@@ -70,9 +92,10 @@ func nonLoopback() net.IP {
 }
 
 // Remote returns dsn, a URL, with its host and port replaced by those of a
-// Forwarder to them (defaultPort: the engine's, when dsn names none). It
-// skips the test when dsn is not a URL with a host.
-func Remote(t testing.TB, dsn, defaultPort string) string {
+// Forwarder to them that delays each piece by delay (defaultPort: the
+// engine's, when dsn names none). It skips the test when dsn is not a URL
+// with a host.
+func Remote(t testing.TB, dsn, defaultPort string, delay time.Duration) string {
 	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil || u.Host == "" {
@@ -82,7 +105,7 @@ func Remote(t testing.TB, dsn, defaultPort string) string {
 	if port == "" {
 		port = defaultPort
 	}
-	u.Host = Forwarder(t, net.JoinHostPort(u.Hostname(), port))
+	u.Host = Forwarder(t, net.JoinHostPort(u.Hostname(), port), delay)
 	return u.String()
 }
 
@@ -107,5 +130,29 @@ func CheckNotLocal(t *testing.T, tg target.Target, dsn string) {
 	}
 	if _, ok := s.Counters[target.CtrLogBytes]; !ok {
 		t.Errorf("remote server: no %s (the server's own counters): %v", target.CtrLogBytes, s.Counters)
+	}
+}
+
+// CheckPings checks tg's round trips (target.Pinger) through a Forwarder
+// that delays each way by delay: as many as asked within the budget, no
+// more than target.MinPings past it, and none shorter than the delay twice.
+func CheckPings(t *testing.T, tg target.Target, delay time.Duration) {
+	t.Helper()
+	p, ok := tg.(target.Pinger)
+	if !ok {
+		t.Fatal("the target does not time round trips (target.Pinger)")
+	}
+	times, what, err := p.Pings(context.Background(), 5, time.Minute)
+	if err != nil || len(times) != 5 || what == "" {
+		t.Fatalf("5 pings within a minute: %d of them (%q), %v", len(times), what, err)
+	}
+	times, _, err = p.Pings(context.Background(), 200, delay)
+	if err != nil || len(times) != target.MinPings {
+		t.Fatalf("200 pings within %v, each longer: %d of them, %v; want %d", delay, len(times), err, target.MinPings)
+	}
+	for _, d := range times {
+		if d < 2*delay {
+			t.Fatalf("a round trip of %v through a forwarder delaying each way by %v", d, delay)
+		}
 	}
 }

@@ -986,8 +986,12 @@ func TestDurabilityAfterKill(t *testing.T) {
 }
 
 // TestRemoteServer: a server reached at another host's address (this
-// host's own, through a forwarder) is not taken for a local one.
+// host's own, through a forwarder) is not taken for a local one, and round
+// trips to it are timed.
 func TestRemoteServer(t *testing.T) {
-	dsn := testenv.Remote(t, testDSN(t), "3306")
-	testenv.CheckNotLocal(t, openTarget(t, dsn, target.DurabilityServer), dsn)
+	const delay = 20 * time.Millisecond
+	dsn := testenv.Remote(t, testDSN(t), "3306", delay)
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	testenv.CheckNotLocal(t, tg, dsn)
+	testenv.CheckPings(t, tg, delay)
 }

@@ -402,6 +402,24 @@ func (t *myTarget) closeAll() {
 	_ = t.db.Close()
 }
 
+// Pings times n COM_PINGs on the admin session (target.Pinger): one round
+// trip each, which the server answers without a statement.
+func (t *myTarget) Pings(ctx context.Context, n int, budget time.Duration) ([]time.Duration, string, error) {
+	var times []time.Duration
+	err := t.withAdmin(ctx, func(c *sql.Conn) error {
+		times = make([]time.Duration, 0, n)
+		for begin := time.Now(); target.PingMore(len(times), n, begin, budget); {
+			start := time.Now()
+			if err := c.PingContext(ctx); err != nil {
+				return fmt.Errorf("mysql: ping: %w", err)
+			}
+			times = append(times, time.Since(start))
+		}
+		return nil
+	})
+	return times, "COM_PING", err
+}
+
 // withAdmin runs fn on the admin session. If fn fails because the session
 // was lost, it is retried once on a new session.
 func (t *myTarget) withAdmin(ctx context.Context, fn func(*sql.Conn) error) error {

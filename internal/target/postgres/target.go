@@ -421,6 +421,24 @@ func (t *pgTarget) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Pings times n empty queries on the admin session (target.Pinger): one
+// round trip each, which the server answers without parsing anything.
+func (t *pgTarget) Pings(ctx context.Context, n int, budget time.Duration) ([]time.Duration, string, error) {
+	var times []time.Duration
+	err := t.withAdmin(ctx, func(c *pgx.Conn) error {
+		times = make([]time.Duration, 0, n)
+		for begin := time.Now(); target.PingMore(len(times), n, begin, budget); {
+			start := time.Now()
+			if err := c.PgConn().Ping(ctx); err != nil {
+				return fmt.Errorf("postgres: ping: %w", err)
+			}
+			times = append(times, time.Since(start))
+		}
+		return nil
+	})
+	return times, "empty query", err
+}
+
 // withAdmin runs fn on the admin session, (re)connecting first if needed.
 // If fn fails because the session was lost, it is retried once on a new
 // session. Calls are serialised.
