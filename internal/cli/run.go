@@ -176,7 +176,10 @@ that names its log directory (PostgreSQL: to a superuser), in the temporary
 directory or the --out directory, whichever is on the log's file system; a
 probe known to be on another file system (a tmpfs /tmp) is not used for the
 estimate. Point --probe-dir at the server's log device for a better
-estimate; --no-probe skips it.` + docSection(meta),
+estimate; --no-probe skips it. For a server on another host it times up to
+200 round trips to the server instead (empty queries, MySQL's COM_PING; at
+most 2 s; result key "network"): every request waits at least one, and the network verdict
+compares it with each request's time.` + docSection(meta),
 		Example: example,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
