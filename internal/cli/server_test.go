@@ -682,6 +682,9 @@ func TestNetworkVerdict(t *testing.T) {
 					Evidence    []string
 					Suggestions []struct{ Action string }
 				}
+				Summary struct {
+					RoundTripsPerRequest *float64 `json:"round_trips_per_request"`
+				}
 			}
 			b, err := os.ReadFile(mustGlob(t, out))
 			if err != nil {
@@ -692,6 +695,10 @@ func TestNetworkVerdict(t *testing.T) {
 			}
 			if raw.Network == nil || raw.Network.N < 10 || raw.Network.RoundTripMs.P50 < 6 {
 				t.Fatalf("network %+v, want at least 10 round trips of at least 6 ms", raw.Network)
+			}
+			// One statement per single insert, its first use prepared.
+			if rt := raw.Summary.RoundTripsPerRequest; rt == nil || *rt < 1 || *rt > 1.05 {
+				t.Errorf("round trips per request %v, want about 1", fmtPtr(rt))
 			}
 			if raw.Verdict.Bottleneck != "network" || len(raw.Verdict.Suggestions) == 0 || !strings.Contains(raw.Verdict.Suggestions[0].Action, "2 threads (-c 2)") {
 				t.Errorf("verdict %q %v %+v, want network, with 2 threads suggested first", raw.Verdict.Bottleneck, raw.Verdict.Evidence, raw.Verdict.Suggestions)

@@ -179,8 +179,10 @@ type Figures struct {
 	DeviceLatencyMs *float64 // the device's own latency (e.g. the lowest per-interval average)
 	// RoundTripMs is the round trip to a server on another host (p50 of
 	// ceiling's pings before the run, at rest); nil for a local server or
-	// when not timed.
-	RoundTripMs *float64
+	// when not timed. RoundTripsPerReq is how many round trips each
+	// request made (counted by the connections); nil when not counted.
+	RoundTripMs      *float64
+	RoundTripsPerReq *float64
 
 	ClientCPUPct *float64 // load generator, % of its cores
 	ClientCores  int      // the load generator's cores (0: unknown)
@@ -1409,11 +1411,11 @@ func ClientRule(f Figures) Candidate {
 	return c
 }
 
-// NetworkRule: the server is on another host, and the round trip to it
-// (timed at rest before the run) is at least MinRoundTripShare of each
+// NetworkRule: the server is on another host, and the round trips to it
+// (timed at rest before the run, times the round trips each request made,
+// one where they were not counted) are at least MinRoundTripShare of each
 // request's time, so each connection waits on the network more than on
-// the server. A lower bound: a request of several statements makes several
-// round trips.
+// the server.
 func NetworkRule(f Figures) Candidate {
 	c := Candidate{Rule: Rule{Name: Network}}
 	if f.RoundTripMs == nil || *f.RoundTripMs <= 0 || f.InProcess {
@@ -1426,21 +1428,36 @@ func NetworkRule(f Figures) Candidate {
 		c.Why = "not applicable: no request time measured"
 		return c
 	}
-	share := math.Min(rtt/reqMs, 1)
+	trips, each := 1.0, ""
+	if f.RoundTripsPerReq != nil && *f.RoundTripsPerReq >= 1 {
+		trips = *f.RoundTripsPerReq
+	}
+	if trips >= 1.05 {
+		each = fmt.Sprintf(" × %.3g round trips per request", trips)
+	}
+	netMs := rtt * trips
+	share := math.Min(netMs/reqMs, 1)
 	if share < MinRoundTripShare {
-		c.Why = fmt.Sprintf("the round trip to the server (%s ms) is %.0f%% of each request's %s ms < %.0f%%", msText(rtt), 100*share, msText(reqMs), 100*MinRoundTripShare)
+		c.Why = fmt.Sprintf("the round trip to the server (%s ms)%s is %.0f%% of each request's %s ms < %.0f%%", msText(rtt), each, 100*share, msText(reqMs), 100*MinRoundTripShare)
 		c.near = share / MinRoundTripShare
 		return c
 	}
 	c.Matched, c.Score = true, share
-	c.Why = fmt.Sprintf("the round trip to the server on another host (%s ms at rest, before the run) is at least %.0f%% of each request's %s ms", msText(rtt), 100*share, msText(reqMs))
+	c.Why = fmt.Sprintf("the round trip to the server on another host (%s ms at rest, before the run)%s is at least %.0f%% of each request's %s ms", msText(rtt), each, 100*share, msText(reqMs))
 	c.Evidence = append(c.Evidence, c.Why+": the connections wait on the network more than on the server",
-		fmt.Sprintf("one connection, one request at a time, makes at most %s requests/s at that round trip, whatever the server does", num(1000/rtt)))
+		fmt.Sprintf("one connection, one request at a time, makes at most %s requests/s over that network, whatever the server does", num(1000/netMs)))
 	if f.Threads > 0 {
 		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%d threads (-c %d), so more round trips overlap (at best proportional, while the server keeps up)", 2*f.Threads, 2*f.Threads), 2, f))
 	}
-	c.Suggestions = append(c.Suggestions, suggest("ceiling nearer the server (its zone, or its host), where the round trip is shorter (at best, without it)", gainFromShare(share), f),
-		Suggestion{Action: "more work per round trip: several rows per statement, or the transaction's statements in one procedure call"})
+	c.Suggestions = append(c.Suggestions, suggest("ceiling nearer the server (its zone, or its host), where the round trip is shorter (at best, without it)", gainFromShare(share), f))
+	if trips >= 1.05 {
+		// Fewer round trips per request: at best one, the rest of the
+		// network time removed.
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("the request's %.3g statements in one round trip (a server-side procedure, or a batch)", trips),
+			gainFromShare(share*(trips-1)/trips), f))
+	} else {
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: "more work per round trip: several rows per statement, or the transaction's statements in one procedure call"})
+	}
 	return c
 }
 

@@ -1319,7 +1319,7 @@ func TestNetworkRule(t *testing.T) {
 	if !c.Matched || c.Score != 2.596/3.851 || !strings.Contains(c.Why, "2.6 ms at rest, before the run) is at least 67% of each request's 3.85 ms") {
 		t.Fatalf("%+v", c)
 	}
-	if ev := strings.Join(c.Evidence, "|"); !strings.Contains(ev, "at most 385 requests/s at that round trip") {
+	if ev := strings.Join(c.Evidence, "|"); !strings.Contains(ev, "at most 385 requests/s over that network") {
 		t.Errorf("evidence %q", ev)
 	}
 	if len(c.Suggestions) != 3 || !strings.Contains(c.Suggestions[0].Action, "8 threads (-c 8)") || *c.Suggestions[0].PredictedGain != 2 ||
@@ -1337,6 +1337,23 @@ func TestNetworkRule(t *testing.T) {
 	}
 	if v := Diagnose(local); v.Bottleneck == Network {
 		t.Errorf("no round trip: verdict %q", v.Bottleneck)
+	}
+	// Several round trips per request (TPC-C's client-side transactions):
+	// 1 ms each, 11.5 per request of 16 ms: 72%, and one round trip per
+	// request would leave 1 ms of the 11.5.
+	multi := f
+	multi.RoundTripMs, multi.RoundTripsPerReq, multi.MeanLatencyMs, multi.RequestsPerSec = p(1), p(11.5), p(16), p(250)
+	c = NetworkRule(multi)
+	if !c.Matched || !strings.Contains(c.Why, "(1 ms at rest, before the run) × 11.5 round trips per request is at least 72% of each request's 16 ms") ||
+		!strings.Contains(strings.Join(c.Evidence, "|"), "at most 87.0 requests/s over that network") {
+		t.Fatalf("several round trips: %+v", c)
+	}
+	if len(c.Suggestions) != 3 || !strings.Contains(c.Suggestions[2].Action, "the request's 11.5 statements in one round trip") || *c.Suggestions[2].PredictedGain != 2.91 {
+		t.Errorf("several round trips: suggestions %+v", c.Suggestions)
+	}
+	multi.RoundTripsPerReq = nil // not counted: one assumed, 6%
+	if c := NetworkRule(multi); c.Matched {
+		t.Errorf("round trips not counted: %+v", c.Rule)
 	}
 	// A round trip of 1 ms in 3.85 ms (26%): the server's time dominates.
 	short := f

@@ -12,7 +12,7 @@ func TestRecorderTickMerges(t *testing.T) {
 	r1, r2 := g.NewRecorder(), g.NewRecorder()
 	r1.Record(0, 2*time.Millisecond, 1, 400)
 	r1.Record(0, 4*time.Millisecond, 1, 410)
-	r2.Record(1, 10*time.Millisecond, 1, 390)
+	r2.RecordExamined(1, 10*time.Millisecond, 1, 390, 0, 3)
 	r2.RecordError(1, ErrConstraint, errors.New("dup key"))
 	r2.RecordError(1, ErrConstraint, errors.New("second"))
 	r2.RecordLate(0)
@@ -23,7 +23,7 @@ func TestRecorderTickMerges(t *testing.T) {
 	if ins.Requests != 2 || ins.Rows != 2 || ins.Bytes != 810 || ins.Late != 1 {
 		t.Fatalf("insert counters: got %+v, want requests 2 rows 2 bytes 810 late 1", ins.OpCounters)
 	}
-	if del.Requests != 1 || del.Errors[ErrConstraint] != 2 {
+	if del.Requests != 1 || del.Errors[ErrConstraint] != 2 || del.RoundTrips != 3 || ins.RoundTrips != 0 {
 		t.Fatalf("delete counters: got %+v", del.OpCounters)
 	}
 	if got := s.FirstErr[ErrConstraint]; got != "dup key" {
@@ -36,7 +36,7 @@ func TestRecorderTickMerges(t *testing.T) {
 		t.Fatalf("insert histogram count: got %d, want 2", got)
 	}
 	tot := s.Total()
-	if tot.Requests != 3 || tot.Hist.TotalCount() != 3 || tot.ErrorCount() != 2 {
+	if tot.Requests != 3 || tot.Hist.TotalCount() != 3 || tot.ErrorCount() != 2 || tot.RoundTrips != 3 {
 		t.Fatalf("total: got %+v count %d", tot.OpCounters, tot.Hist.TotalCount())
 	}
 	lat := LatencyOf(tot.Hist)

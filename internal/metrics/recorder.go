@@ -29,9 +29,13 @@ type OpCounters struct {
 	// Examined is the rows the requests examined (scanned) where the
 	// workload reports it (indirect selects: the key range), else 0.
 	Examined int64
-	Late     int64 // open loop: requests that could not start in time (skipped)
-	Errors   [NumErrClasses]int64
-	Clamped  int64 // latencies outside the histogram range, clamped
+	// RoundTrips is how many round trips to the server the successful
+	// requests made, where the connection counts them
+	// (target.RoundTripCounter), else 0.
+	RoundTrips int64
+	Late       int64 // open loop: requests that could not start in time (skipped)
+	Errors     [NumErrClasses]int64
+	Clamped    int64 // latencies outside the histogram range, clamped
 }
 
 // ErrorCount is the total of Errors.
@@ -48,6 +52,7 @@ func (c *OpCounters) add(o *OpCounters) {
 	c.Rows += o.Rows
 	c.Bytes += o.Bytes
 	c.Examined += o.Examined
+	c.RoundTrips += o.RoundTrips
 	c.Late += o.Late
 	c.Clamped += o.Clamped
 	for i := range c.Errors {
@@ -142,19 +147,20 @@ func clampUs(d time.Duration) (int64, bool) {
 // Record records one successful request of operation op that took d and
 // touched rows rows and bytes data bytes. It does not allocate.
 func (r *Recorder) Record(op int, d time.Duration, rows, bytes int64) {
-	r.RecordExamined(op, d, rows, bytes, 0)
+	r.RecordExamined(op, d, rows, bytes, 0, 0)
 }
 
 // RecordExamined is Record for a request that also reports the rows it
-// examined (scanned), which may exceed the rows it returned. It does not
-// allocate.
-func (r *Recorder) RecordExamined(op int, d time.Duration, rows, bytes, examined int64) {
+// examined (scanned), which may exceed the rows it returned, and the round
+// trips to the server it made (0: not counted). It does not allocate.
+func (r *Recorder) RecordExamined(op int, d time.Duration, rows, bytes, examined, roundTrips int64) {
 	b := r.begin()
 	c := &b.ops[op]
 	c.Requests++
 	c.Rows += rows
 	c.Bytes += bytes
 	c.Examined += examined
+	c.RoundTrips += roundTrips
 	us, clamped := clampUs(d)
 	if clamped {
 		c.Clamped++

@@ -203,6 +203,9 @@ func PrintSummary(w io.Writer, r *Result) {
 				opt(o.RowsExaminedPerRequest, "%.1f"), float64(o.Rows)/math.Max(1, float64(o.Requests)))
 		}
 	}
+	if l := RoundTripsLine(r); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	if s.Errors > 0 {
 		fmt.Fprintf(w, "\nerrors by class:\n")
 		for _, c := range sortedKeys(s.ErrorsByClass) {
@@ -419,4 +422,28 @@ func EmulatedWaits(files []File) []EmulatedWait {
 		}
 	}
 	return out
+}
+
+// RoundTripsLine describes the round trips to the server each request
+// made, by operation, where the connections counted them and they matter:
+// a server on another host, or requests of several statements. "" otherwise.
+func RoundTripsLine(r *Result) string {
+	s := r.Summary
+	if s.RoundTripsPerRequest == nil || r.Network == nil && *s.RoundTripsPerRequest < 1.5 {
+		return ""
+	}
+	line := fmt.Sprintf("round trips to the server: %.3g per request", *s.RoundTripsPerRequest)
+	var ops []string
+	for _, op := range s.OpOrder {
+		if o := s.ByOp[op]; o.RoundTripsPerRequest != nil && len(s.OpOrder) > 1 {
+			ops = append(ops, fmt.Sprintf("%s %.3g", op, *o.RoundTripsPerRequest))
+		}
+	}
+	if len(ops) > 0 {
+		line += " (" + strings.Join(ops, ", ") + ")"
+	}
+	if n := r.Network; n != nil && n.RoundTripMs.P50 > 0 {
+		line += fmt.Sprintf(", at least %.3g ms of each on the network (round trip p50 %.3g ms)", *s.RoundTripsPerRequest*n.RoundTripMs.P50, n.RoundTripMs.P50)
+	}
+	return line
 }

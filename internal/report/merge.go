@@ -337,7 +337,7 @@ func mergeSummary(m *Result, rs []*Result) error {
 		x := r.Summary
 		s.ElapsedS = max(s.ElapsedS, x.ElapsedS)
 		addOp(&tot, OpResult{Requests: x.Requests, RequestsPerSec: x.RequestsPerSec, Rows: x.Rows, RowsPerSec: x.RowsPerSec,
-			Bytes: x.Bytes, MBPerMin: x.MBPerMin, Errors: x.Errors, RowsExamined: x.RowsExamined})
+			Bytes: x.Bytes, MBPerMin: x.MBPerMin, Errors: x.Errors, RowsExamined: x.RowsExamined, RoundTrips: x.RoundTrips})
 		for c, v := range x.ErrorsByClass {
 			s.ErrorsByClass[c] += v
 		}
@@ -364,6 +364,7 @@ func mergeSummary(m *Result, rs []*Result) error {
 	s.Requests, s.RequestsPerSec, s.Rows, s.RowsPerSec = tot.Requests, tot.RequestsPerSec, tot.Rows, tot.RowsPerSec
 	s.Bytes, s.MBPerMin, s.Errors = tot.Bytes, tot.MBPerMin, tot.Errors
 	s.RowsExamined, s.RowsExaminedPerRequest = tot.RowsExamined, tot.RowsExaminedPerRequest
+	s.RoundTrips, s.RoundTripsPerRequest = tot.RoundTrips, tot.RoundTripsPerRequest
 	for _, op := range s.OpOrder {
 		o := OpResult{Bytes: f64i(0), MBPerMin: f64(0)}
 		var encs []string
@@ -409,6 +410,12 @@ func addOp(o *OpResult, x OpResult) {
 	}
 	if o.RowsExamined != nil && o.Requests > 0 {
 		o.RowsExaminedPerRequest = f64(float64(*o.RowsExamined) / float64(o.Requests))
+	}
+	if x.RoundTrips != nil {
+		o.RoundTrips = addPtr(orZero(o.RoundTrips), x.RoundTrips)
+	}
+	if o.RoundTrips != nil && o.Requests > 0 {
+		o.RoundTripsPerRequest = f64(float64(*o.RoundTrips) / float64(o.Requests))
 	}
 }
 

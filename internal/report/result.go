@@ -156,6 +156,12 @@ type Summary struct {
 	// workload reports it (indirect selects: the key range); absent otherwise.
 	RowsExamined           *int64   `json:"rows_examined,omitempty"`
 	RowsExaminedPerRequest *float64 `json:"rows_examined_per_request,omitempty"`
+	// RoundTrips is the round trips to the server the successful requests
+	// made (each statement, BEGIN, COMMIT, ROLLBACK; a statement's first
+	// use, which prepares it, two), where the target counts them (servers,
+	// not SQLite); absent otherwise.
+	RoundTrips           *int64   `json:"round_trips,omitempty"`
+	RoundTripsPerRequest *float64 `json:"round_trips_per_request,omitempty"`
 	// InFlightAtEnd is what was still waiting for the database when the
 	// measured phase ended: in no count or latency above.
 	InFlightAtEnd InFlightAtEnd `json:"in_flight_at_end"`
@@ -190,10 +196,13 @@ type OpResult struct {
 	// RowsExamined as in Summary; absent for an operation that reports none.
 	RowsExamined           *int64   `json:"rows_examined,omitempty"`
 	RowsExaminedPerRequest *float64 `json:"rows_examined_per_request,omitempty"`
+	// RoundTrips as in Summary.
+	RoundTrips           *int64   `json:"round_trips,omitempty"`
+	RoundTripsPerRequest *float64 `json:"round_trips_per_request,omitempty"`
 }
 
-// examined returns the rows examined and their mean per request, or nils
-// when none were reported.
+// examined returns a count (rows examined, round trips) and its mean per
+// request, or nils when none were reported.
 func examined(n, requests int64) (*int64, *float64) {
 	if n <= 0 {
 		return nil, nil
@@ -533,6 +542,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 			Reconnecting: r.InFlight.Reconnecting, ReconnectingMs: float64(r.InFlight.ReconnectingFor) / 1e6},
 	}
 	s.RowsExamined, s.RowsExaminedPerRequest = examined(tot.Examined, tot.Requests)
+	s.RoundTrips, s.RoundTripsPerRequest = examined(tot.RoundTrips, tot.Requests)
 	for _, c := range metrics.ErrClasses() {
 		if n := tot.Errors[c]; n > 0 {
 			s.ErrorsByClass[c.String()] = n
@@ -549,6 +559,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 			Bytes: byteCount(op.Bytes, p.NoBytes), MBPerMin: mbRate(op.Bytes, el, p.NoBytes), Errors: op.ErrorCount(), LatencyMs: metrics.LatencyOf(op.Hist),
 		}
 		o.RowsExamined, o.RowsExaminedPerRequest = examined(op.Examined, op.Requests)
+		o.RoundTrips, o.RoundTripsPerRequest = examined(op.RoundTrips, op.Requests)
 		s.ByOp[op.Name] = o
 		enc, err := metrics.EncodeHist(op.Hist)
 		if err != nil {

@@ -156,7 +156,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	}
 	f.DeviceSyncMs = deviceSync(res)
 	logDevice(&f, res.Target)
-	roundTrip(&f, res.Network)
+	roundTrip(&f, res.Network, res.Summary.RoundTripsPerRequest)
 	return f
 }
 
@@ -167,11 +167,13 @@ var tlsOff = map[string]string{
 }
 
 // roundTrip gives the rules the round trip to a server on another host
-// (its probe's p50).
-func roundTrip(f *diagnose.Figures, n *Network) {
+// (its probe's p50) and the round trips per request (the run's: a step's
+// requests are the same workload's).
+func roundTrip(f *diagnose.Figures, n *Network, perReq *float64) {
 	if n != nil && n.N > 0 && n.RoundTripMs.P50 > 0 {
 		f.RoundTripMs = f64(n.RoundTripMs.P50)
 	}
+	f.RoundTripsPerReq = perReq
 }
 
 // logDevice names the log's device and how the server writes its log.
@@ -362,7 +364,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 	discountIdle(&f, res.Target.Engine, false, secs)
 	f.DeviceSyncMs = deviceSync(res)
 	logDevice(&f, res.Target)
-	roundTrip(&f, res.Network)
+	roundTrip(&f, res.Network, res.Summary.RoundTripsPerRequest)
 	return f
 }
 

@@ -563,6 +563,7 @@ func (k *worker) openLoop(ctx context.Context) {
 		if r.stop.Load() || ctx.Err() != nil {
 			return // finished after the end or cancelled: not counted
 		}
+		rts := k.roundTrips()
 		if err != nil {
 			class := r.t.Classify(err)
 			k.rec.RecordError(res.Op, class, err)
@@ -571,7 +572,7 @@ func (k *worker) openLoop(ctx context.Context) {
 			}
 			continue
 		}
-		k.rec.RecordExamined(res.Op, time.Duration(end-at), res.Rows, res.Bytes, res.Examined)
+		k.rec.RecordExamined(res.Op, time.Duration(end-at), res.Rows, res.Bytes, res.Examined, rts)
 		k.lag.Record(lagService, time.Duration(end-start), 0, 0)
 	}
 }

@@ -396,7 +396,8 @@ func (r *run) startWorkers(ctx context.Context) error {
 			r.closeWorkers()
 			return fmt.Errorf("worker %d: %w", i, err)
 		}
-		wr := &worker{run: r, id: i, conn: conn, wk: wk, rec: r.reg.NewRecorder(), quota: quota[i]}
+		wr := &worker{run: r, id: i, wk: wk, rec: r.reg.NewRecorder(), quota: quota[i]}
+		wr.setConn(conn)
 		if r.lagReg != nil {
 			wr.lag = r.lagReg.NewRecorder()
 		}
@@ -750,13 +751,17 @@ func (sr *series) tick(warm bool, lastEnd time.Duration) Interval {
 }
 
 type worker struct {
-	run   *run
-	id    int
-	conn  target.Conn
-	wk    workload.Worker
-	rec   *metrics.Recorder
-	lag   *metrics.Recorder // open loop: scheduling lag (op lagSched, lagStart)
-	quota int64
+	run  *run
+	id   int
+	conn target.Conn
+	// rtc is conn's round-trip counter (nil when it keeps none), and
+	// rtLast its count after the worker's previous request.
+	rtc    target.RoundTripCounter
+	rtLast int64
+	wk     workload.Worker
+	rec    *metrics.Recorder
+	lag    *metrics.Recorder // open loop: scheduling lag (op lagSched, lagStart)
+	quota  int64
 	// busy is when the request the worker is running started (in its
 	// loop's clock, see run.inFlight), plus one; 0 between requests. lost
 	// is likewise when it lost its connection, while it reconnects.
@@ -776,6 +781,29 @@ type worker struct {
 	// I/O, and the result of its last request.
 	ringIO  func(fd int, write bool, p []byte) (int, syscall.Errno, bool)
 	ringRes int32
+}
+
+// setConn makes conn the worker's connection; the round trips it made so
+// far (setting up the worker) are no request's.
+func (k *worker) setConn(conn target.Conn) {
+	k.conn = conn
+	k.rtc, _ = conn.(target.RoundTripCounter)
+	if k.rtc != nil {
+		k.rtLast = k.rtc.RoundTrips()
+	}
+}
+
+// roundTrips is how many round trips to the server the worker's connection
+// made since the previous call (the request just done's); 0 when it does
+// not count them.
+func (k *worker) roundTrips() int64 {
+	if k.rtc == nil {
+		return 0
+	}
+	n := k.rtc.RoundTrips()
+	d := n - k.rtLast
+	k.rtLast = n
+	return d
 }
 
 func (k *worker) loop(ctx context.Context) {
@@ -801,6 +829,7 @@ func (k *worker) loop(ctx context.Context) {
 		if k.yield != nil {
 			k.takeTurns(k.suspends != suspends, err != nil)
 		}
+		rts := k.roundTrips()
 		if err != nil {
 			class := k.run.t.Classify(err)
 			k.rec.RecordError(res.Op, class, err)
@@ -808,7 +837,7 @@ func (k *worker) loop(ctx context.Context) {
 				return
 			}
 		} else {
-			k.rec.RecordExamined(res.Op, d, res.Rows, res.Bytes, res.Examined)
+			k.rec.RecordExamined(res.Op, d, res.Rows, res.Bytes, res.Examined, rts)
 		}
 		if k.run.measuring.Load() {
 			measured++
@@ -861,7 +890,8 @@ func (k *worker) reconnect(ctx context.Context) bool {
 		if err == nil {
 			wk, werr := k.run.w.NewWorker(ctx, k.run.t, conn, k.run.cfg.FirstWorker+k.id)
 			if werr == nil {
-				k.conn, k.wk = conn, wk
+				k.setConn(conn)
+				k.wk = wk
 				k.rec.RecordReconnect()
 				return true
 			}

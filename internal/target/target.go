@@ -229,6 +229,15 @@ type Conn interface {
 	Close() error
 }
 
+// RoundTripCounter is implemented by Conns that count the round trips to
+// their server they made: each statement they send and wait for (a
+// statement's first use, which prepares it, counts two), BEGIN, COMMIT and
+// ROLLBACK. Like every Conn method, RoundTrips is called by the goroutine
+// using the Conn.
+type RoundTripCounter interface {
+	RoundTrips() int64
+}
+
 // Cooperative is implemented by Conns whose socket I/O can give way to the
 // other connections served by the same OS thread, instead of blocking it
 // (the runner's multiplexed closed loop, runner/mux.go).

@@ -156,3 +156,59 @@ func CheckPings(t *testing.T, tg target.Target, delay time.Duration) {
 		}
 	}
 }
+
+// CheckRoundTrips checks that tg's connections count their round trips
+// (target.RoundTripCounter): one per statement, BEGIN and COMMIT, and one
+// more for a statement's first use, which prepares it. It makes table
+// "rtc" in ceiling's namespace and drops it.
+func CheckRoundTrips(t *testing.T, tg target.Target) {
+	t.Helper()
+	ctx := context.Background()
+	s, d := tg.Schema(), tg.Dialect()
+	if err := s.CreateTable(ctx, "rtc", "id int PRIMARY KEY"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.DropTable(context.Background(), "rtc") })
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, ok := c.(target.RoundTripCounter)
+	if !ok {
+		t.Fatalf("%s connections do not count their round trips (target.RoundTripCounter)", d.Engine)
+	}
+	insert := "INSERT INTO " + d.Table("rtc") + " (id) VALUES (" + d.Placeholder(1) + ")"
+	query := "SELECT id FROM " + d.Table("rtc") + " WHERE id > " + d.Placeholder(1)
+	id := 0
+	for _, step := range []struct {
+		what string
+		do   func() error
+		want int64
+	}{
+		{"BEGIN", func() error { return c.Begin(ctx) }, 1},
+		{"an insert's first use", func() error { id++; _, err := c.Exec(ctx, insert, id); return err }, 2},
+		{"the same insert again", func() error { id++; _, err := c.Exec(ctx, insert, id); return err }, 1},
+		{"a query's first use", func() error { r, err := c.Query(ctx, query, 0); closeRows(r); return err }, 2},
+		{"the same query again", func() error { r, err := c.Query(ctx, query, 0); closeRows(r); return err }, 1},
+		{"COMMIT", func() error { return c.Commit(ctx) }, 1},
+	} {
+		before := rc.RoundTrips()
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		if got := rc.RoundTrips() - before; got != step.want {
+			t.Errorf("%s: %d round trips counted, want %d", step.what, got, step.want)
+		}
+	}
+}
+
+// closeRows reads and closes r (nil: nothing to do).
+func closeRows(r target.Rows) {
+	if r == nil {
+		return
+	}
+	for r.Next() {
+	}
+	_ = r.Close()
+}

@@ -31,6 +31,7 @@ type conn struct {
 	id    int64    // CONNECTION_ID()
 	t     *myTarget
 	raw   rawDest // RawLens' destinations, reused from query to query
+	rt    int64   // round trips made (target.RoundTripCounter)
 }
 
 // prepared is a cached statement and whether it returns rows.
@@ -51,6 +52,7 @@ func (c *conn) stmt(ctx context.Context, query string) (prepared, error) {
 	if len(c.stmts) >= maxStmts {
 		return p, nil
 	}
+	c.rt++
 	s, err := c.c.PrepareContext(ctx, query)
 	if err != nil {
 		return p, err
@@ -70,6 +72,7 @@ func (c *conn) stmt(ctx context.Context, query string) (prepared, error) {
 // result is empty or an error: its Exec path skips column definitions the
 // server never sent and then waits for packets that never come.
 func (c *conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	c.rt++
 	dctx, done, err := c.watch(ctx)
 	if err == nil {
 		var n int64
@@ -121,6 +124,7 @@ func (c *conn) exec(ctx context.Context, query string, args []any) (int64, error
 
 // Query implements target.Conn.
 func (c *conn) Query(ctx context.Context, query string, args ...any) (target.Rows, error) {
+	c.rt++
 	dctx, done, err := c.watch(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: query: %w", err)
@@ -233,7 +237,11 @@ func (c *conn) Rollback(ctx context.Context) error {
 }
 
 // run executes a statement without arguments or results under watch.
+// RoundTrips implements target.RoundTripCounter.
+func (c *conn) RoundTrips() int64 { return c.rt }
+
 func (c *conn) run(ctx context.Context, stmt string) error {
+	c.rt++
 	dctx, done, err := c.watch(ctx)
 	if err != nil {
 		return err

@@ -986,12 +986,13 @@ func TestDurabilityAfterKill(t *testing.T) {
 }
 
 // TestRemoteServer: a server reached at another host's address (this
-// host's own, through a forwarder) is not taken for a local one, and round
-// trips to it are timed.
+// host's own, through a forwarder) is not taken for a local one, round
+// trips to it are timed, and its connections count theirs.
 func TestRemoteServer(t *testing.T) {
 	const delay = 20 * time.Millisecond
 	dsn := testenv.Remote(t, testDSN(t), "3306", delay)
 	tg := openTarget(t, dsn, target.DurabilityServer)
 	testenv.CheckNotLocal(t, tg, dsn)
 	testenv.CheckPings(t, tg, delay)
+	testenv.CheckRoundTrips(t, tg)
 }

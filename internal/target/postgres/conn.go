@@ -16,7 +16,12 @@ import (
 
 // conn is one worker's session. It is used by one goroutine at a time.
 type conn struct {
-	c *pgx.Conn
+	c  *pgx.Conn
+	rt int64 // round trips made (target.RoundTripCounter)
+	// viaPgx are the statements run through pgx's Query or Exec with
+	// arguments: pgx prepares each on its first use (its statement
+	// cache), a round trip more.
+	viaPgx map[string]struct{}
 
 	// Statements Exec prepared at the protocol level, by SQL text.
 	prepared map[string]string // SQL → statement name
@@ -52,8 +57,10 @@ var _ target.Conn = (*conn)(nil)
 // 25-35% more requests/s at 16 connections on a 2-core machine. Arguments of
 // a type encodeText does not handle go through pgx's Exec instead.
 func (c *conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	c.rt++
 	params, ok := c.encode(args)
 	if !ok {
+		c.pgxPrepares(sql)
 		tag, err := c.c.Exec(ctx, sql, args...)
 		if err != nil {
 			return 0, fmt.Errorf("postgres: exec: %w", err)
@@ -135,6 +142,7 @@ func (c *conn) prepare(ctx context.Context, sql string) (string, error) {
 		c.prepared = map[string]string{}
 	}
 	name := "ceiling_" + strconv.Itoa(len(c.prepared))
+	c.rt++
 	if _, err := c.c.PgConn().Prepare(ctx, name, sql, nil); err != nil {
 		return "", err
 	}
@@ -282,8 +290,27 @@ func appendTime(b []byte, v time.Time) []byte {
 	return append(b, frac[:n]...)
 }
 
+// RoundTrips implements target.RoundTripCounter.
+func (c *conn) RoundTrips() int64 { return c.rt }
+
+// pgxPrepares counts the round trip pgx makes to prepare sql the first
+// time it runs it (its statement cache; Exec without arguments goes
+// unprepared, and does not come here).
+func (c *conn) pgxPrepares(sql string) {
+	if _, ok := c.viaPgx[sql]; ok {
+		return
+	}
+	if c.viaPgx == nil {
+		c.viaPgx = map[string]struct{}{}
+	}
+	c.viaPgx[sql] = struct{}{}
+	c.rt++
+}
+
 // Query implements target.Conn.
 func (c *conn) Query(ctx context.Context, sql string, args ...any) (target.Rows, error) {
+	c.rt++
+	c.pgxPrepares(sql)
 	r, err := c.c.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: query: %w", err)
@@ -293,6 +320,7 @@ func (c *conn) Query(ctx context.Context, sql string, args ...any) (target.Rows,
 
 // Begin implements target.Conn.
 func (c *conn) Begin(ctx context.Context) error {
+	c.rt++
 	if _, err := c.c.Exec(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("postgres: begin: %w", err)
 	}
@@ -303,6 +331,7 @@ func (c *conn) Begin(ctx context.Context) error {
 // the server turned into a ROLLBACK (the transaction had failed) as an
 // error: pgx.ErrTxCommitRollback.
 func (c *conn) Commit(ctx context.Context) error {
+	c.rt++
 	tag, err := c.c.Exec(ctx, "COMMIT")
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
@@ -315,6 +344,7 @@ func (c *conn) Commit(ctx context.Context) error {
 
 // Rollback implements target.Conn.
 func (c *conn) Rollback(ctx context.Context) error {
+	c.rt++
 	if _, err := c.c.Exec(ctx, "ROLLBACK"); err != nil {
 		return fmt.Errorf("postgres: rollback: %w", err)
 	}

@@ -397,16 +397,17 @@ func ProceduresSupported(engine string) error {
 }
 
 // Advice implements workload.Advisor: a client-side run on a server
-// whose verdict is CPU, contention, the client or none is told of
-// --procedures, which takes the per-statement round trips away (their
-// protocol work on both sides, and row locks held across them).
+// whose verdict is CPU, contention, the client, the network or none is
+// told of --procedures, which takes the per-statement round trips away
+// (their protocol work on both sides, their time on the network, and row
+// locks held across them).
 func (w *Workload) Advice(engine, bottleneck string) []string {
 	if w.run.procedures || ProceduresSupported(engine) != nil {
 		return nil
 	}
 	switch bottleneck {
-	case "cpu", "contention", "client", "none":
-		return []string{"--procedures: each transaction as one call of a server-side routine, as HammerDB runs TPROC-C, instead of a round trip per statement (their protocol work on both sides goes, and row locks are no longer held across round trips); gain not predicted from this run"}
+	case "cpu", "contention", "client", "network", "none":
+		return []string{"--procedures: each transaction as one call of a server-side routine, as HammerDB runs TPROC-C, instead of a round trip per statement (their protocol work on both sides and their time on the network go, and row locks are no longer held across round trips); gain not predicted from this run"}
 	}
 	return nil
 }

@@ -261,6 +261,7 @@ func TestAdvice(t *testing.T) {
 		{client, "postgres", "cpu", true},
 		{client, "mysql", "contention", true},
 		{client, "postgres", "none", true},
+		{client, "mysql", "network", true},
 		{client, "postgres", "commit-flush", false},
 		{client, "sqlite", "cpu", false},
 		{server, "postgres", "cpu", false},
