@@ -1449,11 +1449,11 @@ func NetworkRule(f Figures) Candidate {
 	if f.Threads > 0 {
 		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("%d threads (-c %d), so more round trips overlap (at best proportional, while the server keeps up)", 2*f.Threads, 2*f.Threads), 2, f))
 	}
-	c.Suggestions = append(c.Suggestions, suggest("ceiling nearer the server (its zone, or its host), where the round trip is shorter (at best, without it)", gainFromShare(share), f))
+	c.Suggestions = append(c.Suggestions, suggest("ceiling nearer the server (its zone, or its host), where the round trip is shorter (at best, the network's time gone)", gainFromShare(share), f))
 	if trips >= 1.05 {
 		// Fewer round trips per request: at best one, the rest of the
 		// network time removed.
-		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("the request's %.3g statements in one round trip (a server-side procedure, or a batch)", trips),
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("each request in one round trip instead of %.3g (a server-side procedure, or a batch)", trips),
 			gainFromShare(share*(trips-1)/trips), f))
 	} else {
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: "more work per round trip: several rows per statement, or the transaction's statements in one procedure call"})

@@ -1348,7 +1348,7 @@ func TestNetworkRule(t *testing.T) {
 		!strings.Contains(strings.Join(c.Evidence, "|"), "at most 87.0 requests/s over that network") {
 		t.Fatalf("several round trips: %+v", c)
 	}
-	if len(c.Suggestions) != 3 || !strings.Contains(c.Suggestions[2].Action, "the request's 11.5 statements in one round trip") || *c.Suggestions[2].PredictedGain != 2.91 {
+	if len(c.Suggestions) != 3 || !strings.Contains(c.Suggestions[2].Action, "each request in one round trip instead of 11.5") || *c.Suggestions[2].PredictedGain != 2.91 {
 		t.Errorf("several round trips: suggestions %+v", c.Suggestions)
 	}
 	multi.RoundTripsPerReq = nil // not counted: one assumed, 6%
