@@ -284,6 +284,9 @@ func summaryBlocks(r *report.Result) []Block {
 	if r.Client.CPUPctCores != nil {
 		kv(&rows, "load generator CPU", fmt.Sprintf("%s%% of %d cores", num(*r.Client.CPUPctCores), r.Client.Cores))
 	}
+	if l := report.RoundTripsLine(r); l != "" {
+		kv(&rows, "round trips to the server", strings.TrimPrefix(l, "round trips to the server: "))
+	}
 	blocks := []Block{{Table: &Table{Caption: "Headline figures", Head: []string{"figure", "value"}, Rows: rows}}}
 
 	var ops [][]string

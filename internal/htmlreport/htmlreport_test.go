@@ -859,15 +859,19 @@ func TestReportDefinition(t *testing.T) {
 }
 
 // TestNetworkRow: a result with a round-trip probe (a server on another
-// host) shows it in the run's table and as a line on the latency chart.
+// host) shows it in the run's table and as a line on the latency chart,
+// and the round trips per request among the headline figures.
 func TestNetworkRow(t *testing.T) {
 	ins := load(t, fxPG)
 	if html := renderHTML(t, ins); strings.Contains(html, "round trip") {
 		t.Fatal("a result without a round-trip probe has a round-trip line")
 	}
 	ins[0].Result.Network = &report.Network{RoundTripMs: report.HostLatency{P50: 2.596, P99: 3.173, Mean: 2.611}, N: 200, What: "empty query"}
+	rt, per := int64(10378), 2.0
+	ins[0].Result.Summary.RoundTrips, ins[0].Result.Summary.RoundTripsPerRequest = &rt, &per
 	html := renderHTML(t, ins)
-	for _, want := range []string{"200 × empty query, one at a time, before the run: p50 2.596 ms, p99 3.173 ms, mean 2.611 ms", "round trip to the server (p50, before the run)"} {
+	for _, want := range []string{"200 × empty query, one at a time, before the run: p50 2.596 ms, p99 3.173 ms, mean 2.611 ms", "round trip to the server (p50, before the run)",
+		"2 per request", "at least 5.19 ms of each on the network (round trip p50 2.6 ms)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
