@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
 
@@ -454,6 +455,35 @@ func TestParentExamples(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("%s --help: no runnable example", cmd)
+		}
+	}
+}
+
+// TestSeriesInterval: a run planned longer than MaxSeriesPoints default
+// intervals keeps a point every few whole seconds instead (bounded memory
+// for hours-long runs, DESIGN §4); an --interval the user gave is kept,
+// with what it costs; a run of --ops is not planned, so not bounded.
+func TestSeriesInterval(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		cfg      runner.Config
+		given    bool
+		want     time.Duration
+		noteHas  string
+		wantNote bool
+	}{
+		{"two hours at 1s", runner.Config{Interval: time.Second, Duration: 2 * time.Hour}, false, time.Second, "", false},
+		{"a day at 1s", runner.Config{Interval: time.Second, Duration: 24 * time.Hour}, false, 12 * time.Second,
+			"the series keeps a point every 12s (24h0m0s at 1s would be 86,400 points; --interval sets it)", true},
+		{"warm-up counted", runner.Config{Interval: time.Second, Duration: 2 * time.Hour, Warmup: time.Minute}, false, 2 * time.Second, "every 2s", true},
+		{"a ramp's steps", runner.Config{Interval: time.Second, Steps: []runner.Step{{Rate: 10, Duration: 90 * time.Minute}, {Rate: 20, Duration: 90 * time.Minute, Warmup: time.Minute}}}, false, 2 * time.Second, "every 2s", true},
+		{"given", runner.Config{Interval: time.Second, Duration: 5 * time.Hour}, true, time.Second,
+			"--interval 1s over 5h0m0s keeps 18,000 points (~54 MB of memory, ~36 MB of JSON)", true},
+		{"ops", runner.Config{Interval: time.Second, Ops: 1e9}, false, time.Second, "", false},
+	} {
+		got, note := seriesInterval(c.cfg, c.given)
+		if got != c.want || (note != "") != c.wantNote || !strings.Contains(note, c.noteHas) {
+			t.Errorf("%s: %v %q, want %v and a note with %q", c.name, got, note, c.want, c.noteHas)
 		}
 	}
 }

@@ -26,11 +26,15 @@ import (
 
 type runFlags struct {
 	targetFlags
-	threads     int
-	duration    time.Duration
-	ops         int64
-	warmup      time.Duration
-	interval    time.Duration
+	threads  int
+	duration time.Duration
+	ops      int64
+	warmup   time.Duration
+	interval time.Duration
+	// seriesNote says why the series' interval is not --interval's
+	// default, or what a long run at the --interval given keeps (see
+	// seriesInterval); "" otherwise.
+	seriesNote  string
 	reportEvery time.Duration
 	out         string
 	repeat      int
@@ -221,7 +225,7 @@ compares it with each request's time.` + docSection(meta),
 	fs.Int64Var(&f.ops, "ops", 0, "stop after this many measured requests in total (instead of --duration)")
 	fs.Var(durationValue{&f.warmup}, "warmup", "warm-up run before measuring, excluded from the figures")
 	f.interval = time.Second
-	fs.Var(durationValue{&f.interval}, "interval", "granularity of the time series in the result")
+	fs.Var(durationValue{&f.interval}, "interval", fmt.Sprintf("granularity of the time series in the result (left at its default, a run planned over %d of them keeps a point every few whole seconds instead, at most %d points)", MaxSeriesPoints, MaxSeriesPoints))
 	f.reportEvery = 10 * time.Second
 	fs.Var(durationValue{&f.reportEvery}, "report-every", "how often a progress line is kept on the console")
 	fs.StringVar(&f.out, "out", "results", outUsage)
@@ -372,10 +376,41 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	if err := f.shard.split(f, &cfg); err != nil {
 		return runner.Config{}, err
 	}
+	cfg.Interval, f.seriesNote = seriesInterval(cfg, fs.Changed("interval"))
 	if err := cfg.Validate(); err != nil { // a flag combination missed above
 		return runner.Config{}, &UsageError{Err: err}
 	}
 	return cfg, nil
+}
+
+// MaxSeriesPoints bounds the points a run's series keeps when --interval
+// is left at its default: each holds ~3 KB of memory while the run goes on
+// and ~2 KB of the JSON result, so two hours at 1 s keep ~20 MB and write
+// ~15 MB; a longer planned run keeps a point every few seconds instead.
+const MaxSeriesPoints = 7200
+
+// seriesInterval is the series' interval for cfg, planned to last
+// (warm-up included) over MaxSeriesPoints intervals of cfg.Interval: the
+// default widened to whole seconds that keep at most MaxSeriesPoints, with
+// a note; a --interval the user gave is kept, with a note of the points
+// it keeps. A run of --ops has no planned length: its series is not
+// bounded.
+func seriesInterval(cfg runner.Config, given bool) (time.Duration, string) {
+	planned := cfg.Warmup + cfg.Duration
+	for _, st := range cfg.Steps {
+		planned += st.Warmup + st.Duration
+	}
+	if cfg.Duration == 0 && len(cfg.Steps) == 0 || cfg.Interval <= 0 || planned <= cfg.Interval*MaxSeriesPoints {
+		return cfg.Interval, ""
+	}
+	points := int64(planned / cfg.Interval)
+	if given {
+		return cfg.Interval, fmt.Sprintf("--interval %v over %v keeps %s points (~%d MB of memory, ~%d MB of JSON)",
+			cfg.Interval, planned, diagnose.Thousands(float64(points)), points*3/1000, points*2/1000)
+	}
+	iv := (planned + MaxSeriesPoints*time.Second - 1) / (MaxSeriesPoints * time.Second) * time.Second
+	return iv, fmt.Sprintf("the series keeps a point every %v (%v at %v would be %s points; --interval sets it)",
+		iv, planned, cfg.Interval, diagnose.Thousands(float64(points)))
 }
 
 // checkDir checks that dir is an existing directory; the error is
@@ -541,6 +576,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	for _, c := range checks {
 		doc.Notes = append(doc.Notes, "check after the run: "+c)
 	}
+	if f.seriesNote != "" {
+		doc.Notes = append(doc.Notes, f.seriesNote)
+	}
 	if err := e.finish(f.out, doc, cerr, stopErr); err != nil {
 		return err
 	}
@@ -635,6 +673,9 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 		fmt.Fprintf(e.stdout, "; then each operation alone for %v (--isolate)", f.isolate)
 	}
 	fmt.Fprintln(e.stdout)
+	if f.seriesNote != "" {
+		fmt.Fprintf(e.stdout, "note: %s\n", f.seriesNote)
+	}
 
 	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
 	switch {
