@@ -142,6 +142,13 @@ var figures = []figure{
 		}
 		return pct(r.Summary.Late, *r.Summary.Scheduled)
 	}},
+	// A server on another host: the round trip timed before the run.
+	{"round_trip_ms", "round trip ms", "headline", -1, func(r *report.Result) *float64 {
+		if r.Network == nil || r.Network.N == 0 {
+			return nil
+		}
+		return f64(r.Network.RoundTripMs.P50)
+	}},
 	{"log_bytes_per_op", "log bytes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogBytesPerOp })},
 	{"log_syncs_per_op", "log syncs/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogSyncsPerOp })},
 	{"log_writes_per_op", "log writes/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.LogWritesPerOp })},
@@ -159,6 +166,7 @@ var figures = []figure{
 	}},
 	{"commits_per_op", "commits/req", "cost", 0, costOf(func(c report.Costs) *float64 { return c.CommitsPerOp })},
 	{"cpu_us_per_op", "CPU µs/req", "cost", -1, costOf(func(c report.Costs) *float64 { return c.CPUusPerOp })},
+	{"round_trips_per_op", "round trips/req", "cost", -1, func(r *report.Result) *float64 { return r.Summary.RoundTripsPerRequest }},
 }
 
 // Compare puts the results side by side, the first as the baseline.

@@ -877,3 +877,33 @@ func TestNetworkRow(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareRoundTrips: a result of a server on another host brings its
+// round trip and round trips per request into a comparison; results
+// without them give no such rows.
+func TestCompareRoundTrips(t *testing.T) {
+	ins := load(t, fxPG, fxPG)
+	rowOf := func(c *Comparison, key string) *Row {
+		for i := range c.Rows {
+			if c.Rows[i].Key == key {
+				return &c.Rows[i]
+			}
+		}
+		return nil
+	}
+	c := Compare(ins)
+	if rowOf(c, "round_trip_ms") != nil || rowOf(c, "round_trips_per_op") != nil {
+		t.Fatal("results without a round-trip probe or counts have round-trip rows")
+	}
+	per := 29.3
+	ins[1].Result.Network = &report.Network{RoundTripMs: report.HostLatency{P50: 2.6}, N: 200, What: "COM_PING"}
+	ins[1].Result.Summary.RoundTripsPerRequest = &per
+	c = Compare(ins)
+	rt, trips := rowOf(c, "round_trip_ms"), rowOf(c, "round_trips_per_op")
+	if rt == nil || rt.Cells[0].Text != "n/a" || rt.Cells[1].Value == nil || *rt.Cells[1].Value != 2.6 {
+		t.Errorf("round trip row %+v", rt)
+	}
+	if trips == nil || trips.Cells[1].Value == nil || *trips.Cells[1].Value != 29.3 {
+		t.Errorf("round trips per request row %+v", trips)
+	}
+}
