@@ -116,7 +116,11 @@ enough to hold the requests they need (p99: 1,000), at most 10 times
 With few workers (-c, 1 by default) the knee may be ceiling's: the rate an
 open loop reaches is at most workers ÷ service time. The verdict, printed
 last, says so (client) when the workers were busy most of the time while
-the database served requests as fast as at the lower rates.
+the database served requests as fast as at the lower rates. Against a
+server on another host, ceiling first times up to 200 round trips to it
+(at most 2 s; result key "network"): each connection makes at most
+1000 ÷ (round-trip ms × round trips per request) requests/s, and the
+verdict says so (network) when those round trips are most of a request.
 
 SLO terms, comma-separated, all must hold:
   p50|p90|p95|p99|p999|max|mean < DURATION    e.g. p99<50ms
