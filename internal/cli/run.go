@@ -723,7 +723,12 @@ func (e *env) probeNetwork(ctx context.Context, t target.Target) *report.Network
 	if !ok {
 		return nil
 	}
-	times, what, err := p.Pings(ctx, pingRuns, pingBudget)
+	// A server that stops answering must not hold the run up: the
+	// probe gives up (and the run goes on to find out) well after its
+	// budget.
+	pctx, cancel := context.WithTimeout(ctx, pingBudget+10*time.Second)
+	defer cancel()
+	times, what, err := p.Pings(pctx, pingRuns, pingBudget)
 	if err != nil {
 		fmt.Fprintf(e.stdout, "round-trip probe skipped: %s\n", oneLine(err.Error()))
 		return nil
