@@ -293,6 +293,9 @@ func appendTime(b []byte, v time.Time) []byte {
 // RoundTrips implements target.RoundTripCounter.
 func (c *conn) RoundTrips() int64 { return c.rt }
 
+// pgxCacheSize is the size of pgx's statement cache (its default).
+const pgxCacheSize = 512
+
 // pgxPrepares counts the round trip pgx makes to prepare sql the first
 // time it runs it (its statement cache; Exec without arguments goes
 // unprepared, and does not come here).
@@ -300,7 +303,9 @@ func (c *conn) pgxPrepares(sql string) {
 	if _, ok := c.viaPgx[sql]; ok {
 		return
 	}
-	if c.viaPgx == nil {
+	if c.viaPgx == nil || len(c.viaPgx) >= pgxCacheSize {
+		// pgx's cache keeps its last pgxCacheSize statements; one
+		// that cycles through more SQL texts prepares them again.
 		c.viaPgx = map[string]struct{}{}
 	}
 	c.viaPgx[sql] = struct{}{}
