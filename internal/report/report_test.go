@@ -428,6 +428,20 @@ func TestRampNeverSaturated(t *testing.T) {
 	if strings.Contains(strings.Join(res.Verdict.Evidence, "|"), "no step saturated") {
 		t.Errorf("a saturated ramp (150 of 200/s) said none saturated: %q", res.Verdict.Evidence)
 	}
+	// Interrupted after two of three steps: the ceiling is above what was
+	// reached, not above the ramp.
+	p.Load.Steps = append(p.Load.Steps, runner.Step{Rate: 300, Duration: time.Second})
+	r := openRun(time.Now(), []int{100, 200}, 0)
+	r.Partial = true
+	if res, err = Build(p, r); err != nil {
+		t.Fatal(err)
+	}
+	ev = strings.Join(res.Verdict.Evidence, "|")
+	last = res.Verdict.Suggestions[len(res.Verdict.Suggestions)-1]
+	if strings.Contains(ev, "above the ramp") || !strings.Contains(ev, "no step saturated before the run was interrupted: every rate up to 200/s was sustained; the ramp's higher steps (to 300/s) were not run") ||
+		!strings.HasPrefix(last.Action, "the rest of the ramp, from 200/s to 300/s") {
+		t.Errorf("interrupted ramp: %q, last suggestion %+v", ev, last)
+	}
 }
 
 // TestWriteMode: a result file is readable by others (0644), as the HTML

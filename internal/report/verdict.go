@@ -79,6 +79,14 @@ func setVerdicts(res *Result, r *runner.Result) {
 		if top := topRate(res.Steps); top > 0 && res.Knee == nil && !anySaturated(res.Steps) {
 			// A ramp that kept up everywhere: the ceiling is above it,
 			// whatever the run's figures say about where time goes.
+			if planned := slices.Max(append([]float64{0}, res.Load.Rates...)); res.Partial && planned > top {
+				// Interrupted before the ramp's end: the ceiling is above
+				// what was reached, which says nothing of the rest.
+				res.Verdict.Evidence = append(res.Verdict.Evidence, fmt.Sprintf("no step saturated before the run was interrupted: every rate up to %s/s was sustained; the ramp's higher steps (to %s/s) were not run", fmtRate(top), fmtRate(planned)))
+				res.Verdict.Suggestions = append(res.Verdict.Suggestions, diagnose.Suggestion{
+					Action: fmt.Sprintf("the rest of the ramp, from %s/s to %s/s, with enough threads (-c) to keep that many requests in flight", fmtRate(top), fmtRate(planned))})
+				return
+			}
 			res.Verdict.Evidence = append(res.Verdict.Evidence, fmt.Sprintf("no step saturated: every rate up to %s/s was sustained, so the ceiling is above the ramp", fmtRate(top)))
 			res.Verdict.Suggestions = append(res.Verdict.Suggestions, diagnose.Suggestion{
 				Action: fmt.Sprintf("a ramp to higher rates (e.g. --rates %s:%s:x2), with enough threads (-c) to keep that many requests in flight", fmtRate(top), fmtRate(8*top))})
