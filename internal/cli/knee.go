@@ -36,6 +36,7 @@ type kneeFlags struct {
 	stepWarmup time.Duration
 	precision  string
 	retries    int
+	noProbe    bool              // --no-probe: no round-trip probe of a server on another host
 	emulate    string            // --emulate, as run's
 	emulation  *target.Emulation // parsed from emulate
 	shard      shardFlags        // --shard: one of several processes (kneeshard.go)
@@ -198,6 +199,7 @@ ceiling merge makes the search's.`,
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "warm-up at each probe's rate before measuring it")
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the lowest failing rate is within this of the highest passing one")
 	fs.IntVar(&f.retries, "retries", 1, "run a probe that breaks the SLO again up to this many times; its rate fails only if every run does (0: the first failure counts)")
+	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the round-trip probe of a server on another host before the search (its round trip is then not known, and the network rule cannot apply)")
 	fs.StringVar(&f.emulate, "emulate", "", "SQLite: hold the database's files to a profile's log and data-file limits while probing (as run --emulate): the knee of a tier, locally")
 	f.shard.bind(fs, kneeShardUsage)
 	fs.BoolVar(&e.printResult, "print-result", false, "also print the JSON result on the console, one line between "+report.FramedBegin+" and "+report.FramedEnd+" (where only the log is kept, as a Kubernetes pod's: ceiling merge reads such logs)")
@@ -296,7 +298,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		return err
 	}
 	var netw *report.Network // a server on another host: the round trip to it
-	if !info.Local {
+	if !info.Local && !f.noProbe {
 		netw = e.probeNetwork(ctx, t)
 	}
 	e.printKneePlan(f, slo, sp, info)

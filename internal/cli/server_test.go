@@ -719,6 +719,29 @@ func TestNetworkVerdict(t *testing.T) {
 			if raw.Network != nil || raw.Verdict.Bottleneck == "network" {
 				t.Errorf("--no-probe: network %+v, verdict %q; want no probe and no network verdict", raw.Network, raw.Verdict.Bottleneck)
 			}
+			// knee probes the round trip as run does, and --no-probe skips it.
+			for _, noProbe := range []bool{false, true} {
+				out = filepath.Join(t.TempDir(), "knee")
+				args := []string{"knee", "single-inserts", "--db", dsn, "--slo", "p99<1s", "--start", "20", "--max", "20", "--step-duration", "1s", "--durability", "relaxed", "--out", out}
+				if noProbe {
+					args = append(args, "--no-probe")
+				}
+				code, stdout, stderr := runCLI(t, context.Background(), args...)
+				if code != 0 {
+					t.Fatalf("knee (--no-probe %v): exit %d\nstdout:\n%s\nstderr:\n%s", noProbe, code, stdout, stderr)
+				}
+				if b, err = os.ReadFile(mustGlob(t, out)); err != nil {
+					t.Fatal(err)
+				}
+				raw.Network = nil
+				if err := jsonUnmarshal(b, &raw); err != nil {
+					t.Fatal(err)
+				}
+				probed := strings.Contains(stdout, "round trip to the server (")
+				if probed == noProbe || (raw.Network != nil) == noProbe {
+					t.Errorf("knee --no-probe %v: probe line %v, network %+v\n%s", noProbe, probed, raw.Network, stdout)
+				}
+			}
 		})
 	}
 }

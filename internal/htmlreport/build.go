@@ -969,7 +969,7 @@ func glance(r *report.Result) string {
 		parts = append(parts, "verdict: "+r.Verdict.Bottleneck)
 	}
 	if k := r.Knee; k != nil {
-		parts = append(parts, strings.TrimPrefix(report.KneeAnswer(k), "knee: "))
+		parts = append(parts, strings.TrimPrefix(report.Answer(r), "knee: "))
 		if n := len(k.TransientRates); n > 0 {
 			where := fmt.Sprintf("%d rates", n)
 			if n == 1 {
@@ -1044,7 +1044,7 @@ func countLonger(k *report.Knee) int {
 // run.
 func kneeBlocks(r *report.Result) []Block {
 	k := r.Knee
-	blocks := []Block{{Para: report.KneeAnswer(k)}}
+	blocks := []Block{{Para: report.Answer(r)}}
 	var rows, marks [][]string
 	for i, p := range k.Probes {
 		outcome := "pass"

@@ -455,6 +455,9 @@ func (t Term) value(f Figures) (float64, bool) {
 	return 0, false
 }
 
+// Violated reports whether a value v of the term's metric breaks it.
+func (t Term) Violated(v float64) bool { return !t.holds(v) }
+
 func (t Term) holds(v float64) bool {
 	switch t.Op {
 	case "<":

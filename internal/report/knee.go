@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/knee"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -143,8 +144,130 @@ func setKneeVerdict(res *Result) {
 	}
 	v := *res.Steps[*pick.Step].Verdict
 	v.Evidence = append(append([]string{}, v.Evidence...), fmt.Sprintf("at %s/s (probe %d), %s", fmtRate(pick.Rate), *pick.Step+1, why))
+	if flat, term := flatLatency(res); flat != "" {
+		v.Evidence = append(v.Evidence, flat)
+		v.Suggestions = append(append([]diagnose.Suggestion{}, v.Suggestions...), diagnose.Suggestion{
+			Action: fmt.Sprintf("an objective this target meets at rest (a looser %s), or a shorter time per request at rest (the evidence above says what it is made of), before reading the knee as a capacity", term.Name())})
+	}
 	res.Verdict = &v
 }
+
+// flatMinDrop is how far below the first failing rate a probe must be for
+// its latency to stand for the target's latency at rest.
+const flatMinDrop = 2
+
+// flatShare: a latency at rest at least this share of the one at the first
+// failing rate did not grow with the rate.
+const flatShare = 0.9
+
+// flatLatency says when a knee search's answer is set by the target's
+// latency at rest rather than by a rate it cannot keep up with: the first
+// failing rate broke a latency term (of every request) that the lowest rate
+// probed already came near (within flatShare, that rate at most 1/flatMinDrop
+// of it), with the failing rate kept up; or the start rate broke it while
+// keeping up, measured from enough requests. It returns the evidence and the
+// term, "" when neither holds.
+func flatLatency(res *Result) (string, knee.Term) {
+	k := res.Knee
+	if k == nil || k.FirstFailingRate == nil {
+		return "", knee.Term{}
+	}
+	slo, err := knee.ParseSLO(k.SLOApplied)
+	if err != nil {
+		return "", knee.Term{}
+	}
+	step := func(p KneeProbe) *Step {
+		if p.Step == nil || *p.Step >= len(res.Steps) || p.Partial {
+			return nil
+		}
+		return &res.Steps[*p.Step]
+	}
+	low := math.Inf(1)
+	for _, p := range k.Probes {
+		if step(p) != nil {
+			low = math.Min(low, p.Rate)
+		}
+	}
+	fail := *k.FirstFailingRate
+	startFailed := k.Rate == nil && k.Stop == string(knee.StopStartFailed)
+	if !startFailed && (k.Rate == nil || !(low*flatMinDrop <= fail)) {
+		return "", knee.Term{}
+	}
+	for _, t := range slo {
+		if t.Operation != "" || t.Metric == knee.MetricLate || t.Metric == knee.MetricErrors || t.Metric == knee.MetricAchieved {
+			continue
+		}
+		value := func(s *Step) (float64, bool) {
+			if s.LatencyMs == nil {
+				return 0, false
+			}
+			return t.Value(knee.Figures{Completed: s.Completed, Latency: s.LatencyMs})
+		}
+		// At the first failing rate: the best of its runs (all failed),
+		// every one kept up and over the term's limit.
+		atFail, nFail := math.Inf(1), 0
+		// atMeasured: the best of the runs whose figure is not thin.
+		atMeasured, measuredStep := math.Inf(1), -1
+		broke := true
+		for _, p := range k.Probes {
+			s := step(p)
+			if s == nil || p.Rate != fail {
+				continue
+			}
+			v, ok := value(s)
+			if !ok || s.Saturated || p.Pass || !t.Violated(v) {
+				broke = false
+				break
+			}
+			atFail, nFail = math.Min(atFail, v), nFail+1
+			if v < atMeasured && !slices.Contains(p.ThinTerms, t.Name()) {
+				atMeasured, measuredStep = v, *p.Step
+			}
+		}
+		if !broke || nFail == 0 {
+			continue
+		}
+		if startFailed {
+			if measuredStep < 0 { // one stray slow request may have set it: thinStart's advice
+				continue
+			}
+			return fmt.Sprintf("the target kept up with %s/s, the start rate, and %s was %s there (probe %d, of enough requests): its latency at rest is above %s, which a lower rate seldom changes",
+				fmtRate(fail), t.Name(), fmtMsValue(atMeasured), measuredStep+1, t), t
+		}
+		// At the lowest rate: the worst of its runs.
+		atLow, lowStep := -1.0, 0
+		for _, p := range k.Probes {
+			if s := step(p); s != nil && p.Rate == low {
+				if v, ok := value(s); ok && v > atLow {
+					atLow, lowStep = v, *p.Step
+				}
+			}
+		}
+		if atLow < flatShare*atFail {
+			continue
+		}
+		return fmt.Sprintf("latency did not grow with the rate: %s %s at %s/s (probe %d), %s at %s/s, which kept up with its rate; %s is about this target's latency at any load, so the knee is where the measurements' spread fell, not where the target tops out",
+			t.Name(), fmtMsValue(atLow), fmtRate(low), lowStep+1, fmtMsValue(atFail), fmtRate(fail), t), t
+	}
+	return "", knee.Term{}
+}
+
+// Answer is KneeAnswer for r's search, whose start rate's advice it
+// changes when the target kept up with that rate and still broke the SLO
+// (flatLatency): a lower start would not help.
+func Answer(r *Result) string {
+	k := r.Knee
+	a := KneeAnswer(k)
+	if k.Rate == nil && k.Stop == string(knee.StopStartFailed) {
+		if flat, _ := flatLatency(r); flat != "" {
+			a = strings.TrimSuffix(a, "; try a lower --start") + "; the target kept up with that rate, so its latency at rest is what breaks the SLO (the verdict says what it is made of)"
+		}
+	}
+	return a
+}
+
+// fmtMsValue writes a latency in ms with three significant digits.
+func fmtMsValue(ms float64) string { return fmt.Sprintf("%.3g ms", ms) }
 
 // PrintKnee prints the end of a knee search: every probe as a ramp-table
 // row in rate order, the knee and first failing rate marked, and the answer.
@@ -194,7 +317,7 @@ func PrintKnee(w io.Writer, r *Result) {
 	printRamp(w, r, "#", rows)
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, KneeAnswer(k))
+	fmt.Fprintln(w, Answer(r))
 	if k.FirstFailingRate != nil {
 		var fails []KneeProbe
 		for _, p := range k.Probes {

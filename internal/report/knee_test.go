@@ -151,3 +151,91 @@ func TestKneeAnswerThinStart(t *testing.T) {
 		t.Fatalf("a start that also failed otherwise: %s", got)
 	}
 }
+
+// TestKneeFlatLatency: figures of a real search (updates on PostgreSQL,
+// p99<5ms): the p99 at 10/s was already that at the first failing rate,
+// so the verdict says the knee is not a capacity; where the latency grew
+// with the rate, or the failing rate fell behind, it does not.
+func TestKneeFlatLatency(t *testing.T) {
+	idx := []int{0, 1, 2, 3, 4}
+	build := func(lowP99, lowP99Again float64, failSaturated bool) *Result {
+		kr, ff := 75.0, 77.5
+		return &Result{
+			Workload: Workload{Name: "updates"},
+			Steps: []Step{
+				{Rate: 10, Completed: 100, LatencyMs: &metrics.Latency{P99: lowP99}, Verdict: &diagnose.Verdict{Bottleneck: "none"}},
+				{Rate: 10, Completed: 100, LatencyMs: &metrics.Latency{P99: lowP99Again}, Verdict: &diagnose.Verdict{Bottleneck: "none"}},
+				{Rate: 75, Completed: 750, LatencyMs: &metrics.Latency{P99: 4.915}, Verdict: &diagnose.Verdict{Bottleneck: "none"}},
+				{Rate: 77.5, Completed: 775, LatencyMs: &metrics.Latency{P99: 5.291}, Verdict: &diagnose.Verdict{Bottleneck: "none"}},
+				{Rate: 77.5, Completed: 775, LatencyMs: &metrics.Latency{P99: 5.187}, Saturated: failSaturated, Verdict: &diagnose.Verdict{Bottleneck: "none"}},
+			},
+			Knee: &Knee{Rate: &kr, FirstFailingRate: &ff, SLOApplied: "p99<5ms,late<1%,errors<1%", Retries: 1, Stop: "converged", TransientRates: []float64{10},
+				Probes: []KneeProbe{
+					{Rate: 10, FailedTerms: []string{"p99 5.335ms ≥ 5ms"}, Step: &idx[0]},
+					{Rate: 10, Pass: true, Retry: 1, Step: &idx[1]},
+					{Rate: 75, Pass: true, Step: &idx[2]},
+					{Rate: 77.5, FailedTerms: []string{"p99 5.291ms ≥ 5ms"}, Step: &idx[3]},
+					{Rate: 77.5, FailedTerms: []string{"p99 5.187ms ≥ 5ms"}, Retry: 1, Step: &idx[4]},
+				}},
+		}
+	}
+	res := build(5.335, 4.987, false)
+	setKneeVerdict(res)
+	ev := strings.Join(res.Verdict.Evidence, "|")
+	if !strings.Contains(ev, "latency did not grow with the rate: p99 5.33 ms at 10/s (probe 1), 5.19 ms at 77.5/s, which kept up with its rate; p99<5ms is about this target's latency at any load") {
+		t.Fatalf("flat latency not said: %q", ev)
+	}
+	if n := len(res.Verdict.Suggestions); n != 1 || !strings.Contains(res.Verdict.Suggestions[0].Action, "a looser p99") {
+		t.Fatalf("suggestions %+v", res.Verdict.Suggestions)
+	}
+	if len(res.Steps[4].Verdict.Suggestions) != 0 {
+		t.Fatalf("the step's own verdict was changed: %+v", res.Steps[4].Verdict)
+	}
+	// 10/s at 4 ms at worst: the latency grew (5.19 > 4/0.9).
+	res = build(4.0, 3.9, false)
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "did not grow") {
+		t.Fatalf("latency grew, but: %q", ev)
+	}
+	// The failing rate fell behind: a capacity, whatever the latency.
+	res = build(5.335, 4.987, true)
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "did not grow") {
+		t.Fatalf("saturated at the failing rate, but: %q", ev)
+	}
+
+	// The start rate failed, kept up, on a p99 of 1000 requests (a real
+	// search: 10/s, p99 6.33 ms of 100 requests, then 9.71 ms of 1000): the
+	// latency at rest, not the rate; a lower start is not the advice.
+	start := func(thinAgain bool) *Result {
+		ff := 10.0
+		again := KneeProbe{Rate: 10, FailedTerms: []string{"p99 9.711ms ≥ 5ms"}, Retry: 1, Step: &idx[1]}
+		if thinAgain {
+			again.ThinTerms = []string{"p99"}
+		}
+		return &Result{
+			Workload: Workload{Name: "updates"},
+			Steps: []Step{
+				{Rate: 10, Completed: 100, LatencyMs: &metrics.Latency{P99: 6.327}, Verdict: &diagnose.Verdict{Bottleneck: "none"}},
+				{Rate: 10, Completed: 1000, LatencyMs: &metrics.Latency{P99: 9.711}, Verdict: &diagnose.Verdict{Bottleneck: "commit-flush"}},
+			},
+			Knee: &Knee{FirstFailingRate: &ff, Start: 10, SLOApplied: "p99<5ms,late<1%,errors<1%", Retries: 1, Stop: "start-failed",
+				Probes: []KneeProbe{{Rate: 10, FailedTerms: []string{"p99 6.327ms ≥ 5ms (of 100 requests: the 2nd slowest)"}, ThinTerms: []string{"p99"}, NeedRequests: 1000, Step: &idx[0]}, again}},
+		}
+	}
+	res = start(false)
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); res.Verdict.Bottleneck != "commit-flush" ||
+		!strings.Contains(ev, "the target kept up with 10/s, the start rate, and p99 was 9.71 ms there (probe 2, of enough requests): its latency at rest is above p99<5ms") {
+		t.Fatalf("start failed at rest: %s %q", res.Verdict.Bottleneck, ev)
+	}
+	if a := Answer(res); strings.Contains(a, "lower --start") || !strings.HasSuffix(a, "so its latency at rest is what breaks the SLO (the verdict says what it is made of)") {
+		t.Fatalf("answer %q", a)
+	}
+	// Every failure on too few requests: the thin-start advice stands.
+	res = start(true)
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "latency at rest") || strings.Contains(Answer(res), "latency at rest") {
+		t.Fatalf("thin failures only, but: %q / %q", ev, Answer(res))
+	}
+}
