@@ -470,6 +470,29 @@ func writeColumns(w io.Writer, rows [][]string) {
 	}
 }
 
+// MixedWorkloads says, when the results ran different workloads, that
+// their per-request figures are not like for like, e.g. "the results ran
+// different workloads (A bulk-load; B tpcc): …"; "" when they ran one.
+func (c *Comparison) MixedWorkloads() string {
+	var parts []string
+	seen := map[string][]string{}
+	var order []string
+	for i, in := range c.Inputs {
+		n := in.Result.Workload.Name
+		if _, ok := seen[n]; !ok {
+			order = append(order, n)
+		}
+		seen[n] = append(seen[n], Label(i))
+	}
+	if len(order) < 2 {
+		return ""
+	}
+	for _, n := range order {
+		parts = append(parts, strings.Join(seen[n], ", ")+" "+n)
+	}
+	return "the results ran different workloads (" + strings.Join(parts, "; ") + "): a request is different work in each, so their per-request figures, and the changes between them, do not compare like for like"
+}
+
 // WriteText prints the comparison as a console table.
 func (c *Comparison) WriteText(w io.Writer) error {
 	for i, in := range c.Inputs {
@@ -477,6 +500,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if d := SettingsDiff(c.Inputs[0].Result, in.Result); d != "" {
 			fmt.Fprintf(w, "   workload settings that differ from %s: %s\n", Label(0), d)
 		}
+	}
+	if m := c.MixedWorkloads(); m != "" {
+		fmt.Fprintf(w, "note: %s\n", m)
 	}
 	fmt.Fprintln(w)
 	head := []string{"figure", Label(0)}
@@ -589,6 +615,10 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 		legend = append(legend, []string{Label(i), filepath.Base(in.Path), what})
 	}
 	blocks := []Block{{Table: &Table{Caption: "Results (the first is the baseline)", Head: []string{"", "file", "what it measured"}, Rows: legend, Align: "lll"}}}
+	mixed := c.MixedWorkloads()
+	if mixed != "" {
+		blocks = append(blocks, Block{Note: mixed})
+	}
 	if len(c.Checks) > 0 {
 		vb := &VerdictBlock{Headline: "prediction vs measurement"}
 		for _, ch := range c.Checks {
@@ -621,12 +651,19 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 	}
 	blocks = append(blocks, Block{Table: &Table{Caption: "Side by side", Head: head, Rows: rows, Marks: marks}}, Block{Note: spreadNote(c)})
 
-	// The appendix-like table: one column per result, mean and spread.
+	// The appendix-like table: one column per result, mean and spread
+	// (not across different workloads: a mean of unlike figures means
+	// nothing).
 	ahead := []string{"figure"}
 	for i := range c.Inputs {
 		ahead = append(ahead, Label(i))
 	}
-	ahead = append(ahead, "mean", "stddev", "min–max")
+	caption := "One column per result, then the mean and spread across them"
+	if mixed != "" {
+		caption = "One column per result (no mean or spread across different workloads)"
+	} else {
+		ahead = append(ahead, "mean", "stddev", "min–max")
+	}
 	var arows [][]string
 	for _, row := range c.Rows {
 		if row.Group == "context" {
@@ -642,6 +679,10 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 				lo, hi = math.Min(lo, *cl.Value), math.Max(hi, *cl.Value)
 			}
 		}
+		if mixed != "" {
+			arows = append(arows, r)
+			continue
+		}
 		st := report.StatOf(xs)
 		rng := "n/a"
 		if st != nil {
@@ -650,7 +691,7 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 		cells := statCells(st)
 		arows = append(arows, append(r, cells[0], cells[1], rng))
 	}
-	blocks = append(blocks, Block{Table: &Table{Caption: "One column per result, then the mean and spread across them", Head: ahead, Rows: arows}})
+	blocks = append(blocks, Block{Table: &Table{Caption: caption, Head: ahead, Rows: arows}})
 
 	var labels []string
 	for i := range c.Inputs {

@@ -907,3 +907,31 @@ func TestCompareRoundTrips(t *testing.T) {
 		t.Errorf("round trips per request row %+v", trips)
 	}
 }
+
+// TestCompareMixedWorkloads: results of different workloads are said to
+// be unlike on the console and in the HTML, where no mean or spread is
+// taken across them; results of one workload say nothing of it.
+func TestCompareMixedWorkloads(t *testing.T) {
+	ins := load(t, fxFull, fxTPCC, fxRelaxed)
+	var buf bytes.Buffer
+	if err := Compare(ins).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := "note: the results ran different workloads (A, C single-inserts; B tpcc): a request is different work in each"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("console lacks %q:\n%s", want, buf.String())
+	}
+	html := renderHTML(t, ins)
+	if !strings.Contains(html, "the results ran different workloads (A, C single-inserts; B tpcc)") ||
+		!strings.Contains(html, "One column per result (no mean or spread across different workloads)") || strings.Contains(html, "<th>stddev</th>") {
+		t.Error("the HTML comparison of different workloads does not say so, or takes their mean and spread")
+	}
+	ins = load(t, fxFull, fxRelaxed)
+	buf.Reset()
+	if err := Compare(ins).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if html := renderHTML(t, ins); strings.Contains(buf.String(), "different workloads") || strings.Contains(html, "different workloads") || !strings.Contains(html, "then the mean and spread across them") {
+		t.Error("one workload's results said to be of different workloads, or lost their mean and spread")
+	}
+}
