@@ -487,3 +487,37 @@ func TestSeriesInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestInFlightNote: an open loop whose threads leave each request less
+// than 10 ms at its top rate says how long a request may take; a closed
+// loop, or enough threads, says nothing.
+func TestInFlightNote(t *testing.T) {
+	steps := []runner.Step{{Rate: 1000}, {Rate: 8000}, {Rate: 2000}}
+	cases := []struct {
+		threads int
+		cfg     runner.Config
+		want    string
+	}{
+		{1, runner.Config{Steps: steps}, "at most 1 request in flight (-c 1): 8000/s is kept up only while each request takes under 125 µs;"},
+		{16, runner.Config{Steps: steps}, "at most 16 requests in flight (-c 16): 8000/s is kept up only while each request takes under 2 ms;"},
+		{4, runner.Config{Rate: 200}, ""}, // 20 ms each
+		{4, runner.Config{Rate: 1000}, "at most 4 requests in flight (-c 4): 1000/s is kept up only while each request takes under 4 ms;"},
+		{80, runner.Config{Steps: steps}, ""},
+		{1, runner.Config{}, ""},
+	}
+	for _, c := range cases {
+		got := inFlightNote(c.threads, c.cfg)
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("threads %d, rate %v, steps %d: %q, want %q…", c.threads, c.cfg.Rate, len(c.cfg.Steps), got, c.want)
+		}
+	}
+	// On the console, before the first step.
+	db := "sqlite:" + filepath.Join(t.TempDir(), "x.db")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", db, "--rates", "500:1000:500", "--step", "200ms", "--no-probe", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "note: at most 1 request in flight (-c 1): 1000/s is kept up only while each request takes under 1 ms") {
+		t.Errorf("no in-flight note:\n%s", stdout)
+	}
+}

@@ -676,6 +676,9 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	if f.seriesNote != "" {
 		fmt.Fprintf(e.stdout, "note: %s\n", f.seriesNote)
 	}
+	if note := inFlightNote(f.threads, cfg); note != "" {
+		fmt.Fprintf(e.stdout, "note: %s\n", note)
+	}
 
 	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
 	switch {
@@ -692,6 +695,42 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	res, err := runner.Run(ctx, cfg, t, w)
 	live.Done()
 	return res, err
+}
+
+// inFlightBudget: an open loop whose threads allow each request less
+// than this at its top rate gets inFlightNote's warning.
+const inFlightBudget = 10 * time.Millisecond
+
+// inFlightNote says, for an open loop whose top rate leaves each request
+// less than inFlightBudget on the given threads (Little's law: threads ÷
+// rate), how long a request may take for ceiling to keep up; "" otherwise.
+func inFlightNote(threads int, cfg runner.Config) string {
+	top := cfg.Rate
+	for _, st := range cfg.Steps {
+		top = max(top, st.Rate)
+	}
+	if top <= 0 || threads <= 0 {
+		return ""
+	}
+	budget := time.Duration(float64(threads) / top * float64(time.Second))
+	if budget >= inFlightBudget {
+		return ""
+	}
+	inFlight := "at most 1 request"
+	if threads > 1 {
+		inFlight = fmt.Sprintf("at most %d requests", threads)
+	}
+	return fmt.Sprintf("%s in flight (-c %d): %s/s is kept up only while each request takes under %s; a slower one queues in ceiling, and the step then measures -c, not the database (raise -c for more in flight)",
+		inFlight, threads, fmtRate(top), fmtBudget(budget))
+}
+
+// fmtBudget writes a short duration in ms or µs with three significant
+// digits.
+func fmtBudget(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.3g µs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
 }
 
 // probe runs, once per run command and unless --no-probe, the probe that
