@@ -305,6 +305,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "single-inserts", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
 		{"malformed DSN", []string{"run", "single-inserts", "--db", "nonsense", "--ops", "1"}, ExitUsage, "malformed DSN"},
 		{"unknown scheme", []string{"run", "single-inserts", "--db", "oracle://u:secret@h/db", "--ops", "1"}, ExitUsage, "unknown scheme"},
+		{"sqlserver scheme", []string{"run", "single-inserts", "--db", "sqlserver://sa:secret@localhost/db", "--ops", "1"}, ExitUsage, "SQL Server and Azure SQL are not supported yet"},
 		{"check without checks", []string{"check", "mixed"}, ExitUsage, `ceiling check has no consistency checks for "mixed"; tpcc and custom have them`},
 		{"empty --db", []string{"run", "single-inserts", "--db", "", "--ops", "1"}, ExitUsage, "--db is empty (an unset variable?)"},
 		{"blank --db on knee", []string{"knee", "single-inserts", "--db", " ", "--slo", "p99<1s"}, ExitUsage, "--db is empty"},

@@ -56,6 +56,8 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 			opts.DSN = "mysql:" + dsn[len("mariadb:"):]
 		}
 		return mysql.Open(ctx, opts)
+	case "sqlserver", "mssql", "azuresql":
+		return nil, fmt.Errorf("%w %q: SQL Server and Azure SQL are not supported yet (this ceiling measures %s)", target.ErrBadDSN, target.Redact(dsn), Schemes)
 	}
 	return nil, fmt.Errorf("%w %q: unknown scheme %q (want one of %s)", target.ErrBadDSN, target.Redact(dsn), scheme, Schemes)
 }
