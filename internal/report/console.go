@@ -30,7 +30,6 @@ type Live struct {
 	NoBytes bool
 
 	acc      runner.Interval
-	accSnapN int
 	lastKeep time.Duration
 	header   bool
 }
