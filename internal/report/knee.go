@@ -161,12 +161,13 @@ const flatMinDrop = 2
 const flatShare = 0.9
 
 // flatLatency says when a knee search's answer is set by the target's
-// latency at rest rather than by a rate it cannot keep up with: the first
-// failing rate broke a latency term (of every request) that the lowest rate
-// probed already came near (within flatShare, that rate at most 1/flatMinDrop
-// of it), with the failing rate kept up; or the start rate broke it while
-// keeping up, measured from enough requests. It returns the evidence and the
-// term, "" when neither holds.
+// latency at rest rather than by a rate it cannot keep up with: a rate at
+// least flatMinDrop times the lowest one probed broke a latency term (of
+// every request) in every run while keeping up, and the lowest rate had
+// already come within flatShare of it, with the first failing rate kept up
+// too; or the start rate broke such a term while keeping up, measured from
+// enough requests. It returns the evidence and the term, "" when neither
+// holds.
 func flatLatency(res *Result) (string, knee.Term) {
 	k := res.Knee
 	if k == nil || k.FirstFailingRate == nil {
@@ -183,14 +184,19 @@ func flatLatency(res *Result) (string, knee.Term) {
 		return &res.Steps[*p.Step]
 	}
 	low := math.Inf(1)
+	var rates []float64 // probed, ascending
 	for _, p := range k.Probes {
 		if step(p) != nil {
 			low = math.Min(low, p.Rate)
+			if !slices.Contains(rates, p.Rate) {
+				rates = append(rates, p.Rate)
+			}
 		}
 	}
-	fail := *k.FirstFailingRate
+	slices.Sort(rates)
+	first := *k.FirstFailingRate
 	startFailed := k.Rate == nil && k.Stop == string(knee.StopStartFailed)
-	if !startFailed && (k.Rate == nil || !(low*flatMinDrop <= fail)) {
+	if !startFailed && k.Rate == nil {
 		return "", knee.Term{}
 	}
 	for _, t := range slo {
@@ -203,36 +209,52 @@ func flatLatency(res *Result) (string, knee.Term) {
 			}
 			return t.Value(knee.Figures{Completed: s.Completed, Latency: s.LatencyMs})
 		}
-		// At the first failing rate: the best of its runs (all failed),
-		// every one kept up and over the term's limit.
-		atFail, nFail := math.Inf(1), 0
-		// atMeasured: the best of the runs whose figure is not thin.
-		atMeasured, measuredStep := math.Inf(1), -1
-		broke := true
-		for _, p := range k.Probes {
-			s := step(p)
-			if s == nil || p.Rate != fail {
-				continue
+		// kept reports whether every run at rate kept up and broke t, with
+		// the best of their figures and the best of those not thin (step
+		// -1 when all were).
+		kept := func(rate float64) (best float64, measured float64, measuredStep int, ok bool) {
+			best, measured, measuredStep = math.Inf(1), math.Inf(1), -1
+			n := 0
+			for _, p := range k.Probes {
+				s := step(p)
+				if s == nil || p.Rate != rate {
+					continue
+				}
+				v, vok := value(s)
+				if !vok || s.Saturated || p.Pass || !t.Violated(v) {
+					return 0, 0, -1, false
+				}
+				best, n = math.Min(best, v), n+1
+				if v < measured && !slices.Contains(p.ThinTerms, t.Name()) {
+					measured, measuredStep = v, *p.Step
+				}
 			}
-			v, ok := value(s)
-			if !ok || s.Saturated || p.Pass || !t.Violated(v) {
-				broke = false
-				break
-			}
-			atFail, nFail = math.Min(atFail, v), nFail+1
-			if v < atMeasured && !slices.Contains(p.ThinTerms, t.Name()) {
-				atMeasured, measuredStep = v, *p.Step
-			}
+			return best, measured, measuredStep, n > 0
 		}
-		if !broke || nFail == 0 {
+		if _, _, _, ok := kept(first); !ok {
 			continue
 		}
 		if startFailed {
-			if measuredStep < 0 { // one stray slow request may have set it: thinStart's advice
+			_, v, at, _ := kept(first)
+			if at < 0 { // one stray slow request may have set it: thinStart's advice
 				continue
 			}
 			return fmt.Sprintf("the target kept up with %s/s, the start rate, and %s was %s there (probe %d, of enough requests): its latency at rest is above %s, which a lower rate seldom changes",
-				fmtRate(fail), t.Name(), fmtMsValue(atMeasured), measuredStep+1, t), t
+				fmtRate(first), t.Name(), fmtMsValue(v), at+1, t), t
+		}
+		// The highest rate, at least flatMinDrop × the lowest, that broke t
+		// in every run while keeping up.
+		var fail, atFail float64
+		for _, r := range rates {
+			if r < low*flatMinDrop {
+				continue
+			}
+			if v, _, _, ok := kept(r); ok {
+				fail, atFail = r, v
+			}
+		}
+		if fail == 0 {
+			continue
 		}
 		// At the lowest rate: the worst of its runs.
 		atLow, lowStep := -1.0, 0

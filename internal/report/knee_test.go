@@ -238,4 +238,31 @@ func TestKneeFlatLatency(t *testing.T) {
 	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "latency at rest") || strings.Contains(Answer(res), "latency at rest") {
 		t.Fatalf("thin failures only, but: %q / %q", ev, Answer(res))
 	}
+
+	// A search that converged near its start (25/s passes, 37.5/s fails,
+	// less than twice 25/s): 50/s, twice the lowest rate, broke p99 in both
+	// runs while keeping up, no higher than 25/s did (figures of a real
+	// search, p99<5ms, 40 s probes).
+	kr, ff := 25.0, 37.5
+	steps := []Step{}
+	var probes []KneeProbe
+	for i, f := range []struct {
+		rate, p99 float64
+		pass      bool
+	}{{25, 5.627, false}, {25, 4.775, true}, {50, 5.215, false}, {50, 5.439, false}, {37.5, 6.527, false}, {37.5, 9.775, false}} {
+		steps = append(steps, Step{Rate: f.rate, Completed: int64(40 * f.rate), LatencyMs: &metrics.Latency{P99: f.p99}, Verdict: &diagnose.Verdict{Bottleneck: "none"}})
+		probes = append(probes, KneeProbe{Rate: f.rate, Pass: f.pass, Step: &[]int{i}[0]})
+	}
+	res = &Result{Workload: Workload{Name: "updates"}, Steps: steps,
+		Knee: &Knee{Rate: &kr, FirstFailingRate: &ff, SLOApplied: "p99<5ms,late<1%,errors<1%", Retries: 1, Stop: "converged", Probes: probes}}
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); !strings.Contains(ev, "latency did not grow with the rate: p99 5.63 ms at 25/s (probe 1), 5.21 ms at 50/s, which kept up with its rate") {
+		t.Fatalf("converged near the start: %q", ev)
+	}
+	// 50/s fell behind: nothing at twice the lowest rate kept up.
+	res.Steps[3].Saturated = true
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "did not grow") {
+		t.Fatalf("50/s saturated, but: %q", ev)
+	}
 }
