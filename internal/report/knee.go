@@ -152,12 +152,12 @@ func setKneeVerdict(res *Result) {
 	res.Verdict = &v
 }
 
-// flatMinDrop is how far below the first failing rate a probe must be for
-// its latency to stand for the target's latency at rest.
+// flatMinDrop is how many times the lowest rate probed a failing rate must
+// be for the two to tell whether the latency grew with the rate.
 const flatMinDrop = 2
 
-// flatShare: a latency at rest at least this share of the one at the first
-// failing rate did not grow with the rate.
+// flatShare: a latency at the lowest rate at least this share of the one
+// at the failing rate did not grow with the rate.
 const flatShare = 0.9
 
 // flatLatency says when a knee search's answer is set by the target's
@@ -235,8 +235,10 @@ func flatLatency(res *Result) (string, knee.Term) {
 			continue
 		}
 		if startFailed {
-			_, v, at, _ := kept(first)
-			if at < 0 { // one stray slow request may have set it: thinStart's advice
+			_, v, at, _ := kept(first) // ok: checked above
+			if at < 0 {
+				// Every figure thin: one stray slow request may have set
+				// it (thinStart's advice stands).
 				continue
 			}
 			return fmt.Sprintf("the target kept up with %s/s, the start rate, and %s was %s there (probe %d, of enough requests): its latency at rest is above %s, which a lower rate seldom changes",
@@ -256,16 +258,17 @@ func flatLatency(res *Result) (string, knee.Term) {
 		if fail == 0 {
 			continue
 		}
-		// At the lowest rate: the worst of its runs.
-		atLow, lowStep := -1.0, 0
+		// At the lowest rate: the best of its runs (a failure there that
+		// did not recur is not its latency at rest).
+		atLow, lowStep := math.Inf(1), 0
 		for _, p := range k.Probes {
 			if s := step(p); s != nil && p.Rate == low {
-				if v, ok := value(s); ok && v > atLow {
+				if v, ok := value(s); ok && v < atLow {
 					atLow, lowStep = v, *p.Step
 				}
 			}
 		}
-		if atLow < flatShare*atFail {
+		if math.IsInf(atLow, 1) || atLow < flatShare*atFail {
 			continue
 		}
 		return fmt.Sprintf("latency did not grow with the rate: %s %s at %s/s (probe %d), %s at %s/s, which kept up with its rate; %s is about this target's latency at any load, so the knee is where the measurements' spread fell, not where the target tops out",
