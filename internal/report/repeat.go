@@ -100,6 +100,9 @@ var RepeatMetrics = []RepeatMetric{
 	{"data_reads_per_op", "data reads/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.DataReadsPerOp }},
 	{"data_writes_per_op", "data writes/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.DataWritesPerOp }},
 	{"data_syncs_per_op", "data-file syncs/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.DataSyncsPerOp }},
+	{"log_writes_per_op", "log writes/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.LogWritesPerOp }},
+	{"commits_per_op", "commits/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.CommitsPerOp }},
+	{"cpu_us_per_op", "CPU µs/req", "%.1f", func(r RunSummary) *float64 { return r.Costs.CPUusPerOp }},
 }
 
 // BuildRepeat assembles one document from repeated runs of the same test.
