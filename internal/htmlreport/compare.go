@@ -559,7 +559,7 @@ func spreadNote(c *Comparison) string {
 	if rep == 0 {
 		return "vs spread: - without repeats (run with --repeat 3 to tell a change from run-to-run noise); values of repeated results are their means"
 	}
-	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval); - = no run-to-run figure for that row (not kept per run, or neither result repeated); values of repeated results are their means"
+	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval); - = no run-to-run figure for that row (neither result repeated, or not measured per run); values of repeated results are their means"
 }
 
 // SettingsDiff lists the workload settings (workload.params) in which r

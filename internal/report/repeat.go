@@ -24,7 +24,12 @@ type RunSummary struct {
 	LatePct        *float64         `json:"late_pct"` // open loop, of scheduled
 	LatencyMs      *metrics.Latency `json:"latency_ms"`
 	Costs          Costs            `json:"costs"`
-	Steps          []RunStep        `json:"steps,omitempty"` // open loop: each step's figures in this run
+	// RoundTripsPerRequest and LogDeviceFlushesPerOp are this run's
+	// summary.round_trips_per_request and log_device.flushes_per_op;
+	// absent where the run did not measure them.
+	RoundTripsPerRequest  *float64  `json:"round_trips_per_request,omitempty"`
+	LogDeviceFlushesPerOp *float64  `json:"log_device_flushes_per_op,omitempty"`
+	Steps                 []RunStep `json:"steps,omitempty"` // open loop: each step's figures in this run
 }
 
 // RunStep is one step of one repeat.
@@ -41,7 +46,10 @@ func summaryOf(n int, d *Result) RunSummary {
 	rs := RunSummary{
 		Run: n, StartedAt: d.StartedAt, Partial: d.Partial, ElapsedS: s.ElapsedS, Requests: s.Requests,
 		RequestsPerSec: s.RequestsPerSec, RowsPerSec: s.RowsPerSec, MBPerMin: s.MBPerMin, Errors: s.Errors,
-		LatencyMs: s.LatencyMs, Costs: d.Costs,
+		LatencyMs: s.LatencyMs, Costs: d.Costs, RoundTripsPerRequest: s.RoundTripsPerRequest,
+	}
+	if d.LogDevice != nil {
+		rs.LogDeviceFlushesPerOp = d.LogDevice.FlushesPerOp
 	}
 	if s.Scheduled != nil {
 		late := s.Late
@@ -103,6 +111,8 @@ var RepeatMetrics = []RepeatMetric{
 	{"log_writes_per_op", "log writes/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.LogWritesPerOp }},
 	{"commits_per_op", "commits/req", PerOpFormat, func(r RunSummary) *float64 { return r.Costs.CommitsPerOp }},
 	{"cpu_us_per_op", "CPU µs/req", "%.1f", func(r RunSummary) *float64 { return r.Costs.CPUusPerOp }},
+	{"log_device_flushes_per_op", "log dev flushes/req", PerOpFormat, func(r RunSummary) *float64 { return r.LogDeviceFlushesPerOp }},
+	{"round_trips_per_op", "round trips/req", PerOpFormat, func(r RunSummary) *float64 { return r.RoundTripsPerRequest }},
 }
 
 // BuildRepeat assembles one document from repeated runs of the same test.

@@ -527,21 +527,25 @@ func TestRampThinP99(t *testing.T) {
 }
 
 // TestRepeatStatsCosts: the per-request costs that compare shows have a
-// run-to-run spread too (log writes, commits, server CPU), so a change in
-// them can be called beyond or within it.
+// run-to-run spread too (log writes, commits, server CPU, round trips), so
+// a change in them can be called beyond or within it.
 func TestRepeatStatsCosts(t *testing.T) {
 	cfg := runner.Config{Threads: 1, Duration: time.Second}
 	p := Params{Workload: "single-inserts", Load: cfg, Cores: 2}
-	run := func(cpu float64) *runner.Result {
+	run := func(cpu float64, trips int64) *runner.Result {
 		r := &runner.Result{Started: time.Now(), Total: snapWith(100, time.Millisecond, 0), Elapsed: time.Second, ClientCPUSeconds: 0.1,
 			Evidence: &runner.Evidence{Seconds: 1, Counters: map[string]float64{target.CtrLogWrites: 100, target.CtrCommits: 100, target.CtrServerCPUSec: cpu}}}
+		r.Total.Ops[0].RoundTrips = trips
 		return r
 	}
-	res, err := BuildRepeat(p, []*runner.Result{run(0.02), run(0.03)})
+	res, err := BuildRepeat(p, []*runner.Result{run(0.02, 100), run(0.03, 200)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key, mean := range map[string]float64{"log_writes_per_op": 1, "commits_per_op": 1, "cpu_us_per_op": 250} {
+	if rt := res.Runs[1].RoundTripsPerRequest; rt == nil || *rt != 2 {
+		t.Errorf("run 2's round trips per request %v, want 2", rt)
+	}
+	for key, mean := range map[string]float64{"log_writes_per_op": 1, "commits_per_op": 1, "cpu_us_per_op": 250, "round_trips_per_op": 1.5} {
 		st := res.RepeatStats[key]
 		if st == nil || st.N != 2 || math.Abs(st.Mean-mean) > 1e-9 {
 			t.Errorf("%s: %+v, want the mean of 2 runs, %g", key, st, mean)
