@@ -183,18 +183,17 @@ func flatLatency(res *Result) (string, knee.Term) {
 		}
 		return &res.Steps[*p.Step]
 	}
-	low := math.Inf(1)
 	var rates []float64 // probed, ascending
 	for _, p := range k.Probes {
-		if step(p) != nil {
-			low = math.Min(low, p.Rate)
-			if !slices.Contains(rates, p.Rate) {
-				rates = append(rates, p.Rate)
-			}
+		if step(p) != nil && !slices.Contains(rates, p.Rate) {
+			rates = append(rates, p.Rate)
 		}
 	}
+	if len(rates) == 0 {
+		return "", knee.Term{}
+	}
 	slices.Sort(rates)
-	first := *k.FirstFailingRate
+	low, first := rates[0], *k.FirstFailingRate
 	startFailed := k.Rate == nil && k.Stop == string(knee.StopStartFailed)
 	if !startFailed && k.Rate == nil {
 		return "", knee.Term{}
@@ -231,11 +230,11 @@ func flatLatency(res *Result) (string, knee.Term) {
 			}
 			return best, measured, measuredStep, n > 0
 		}
-		if _, _, _, ok := kept(first); !ok {
+		_, v, at, ok := kept(first)
+		if !ok {
 			continue
 		}
 		if startFailed {
-			_, v, at, _ := kept(first) // ok: checked above
 			if at < 0 {
 				// Every figure thin: one stray slow request may have set
 				// it (thinStart's advice stands).
