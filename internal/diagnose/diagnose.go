@@ -1009,11 +1009,23 @@ func MemoryRule(f Figures) Candidate {
 		return c
 	}
 	readShare, readHow, timed := diskReadShare(f)
+	fromWaits := false
+	if sh := shares(f.WaitMs); sh != nil && sh[WaitDataRead] > 0 && (!timed || sh[WaitDataRead] > readShare) {
+		// The sessions' own timing of their data-file reads: it holds
+		// what the device's service time leaves out (the system call,
+		// finding a free page for the read), and it is what each
+		// request waited.
+		readShare, timed, fromWaits = sh[WaitDataRead], true, true
+		readHow = fmt.Sprintf("data-read waits %.0f%% of the sessions' time", 100*readShare)
+	}
 	if *f.CacheHitRatio >= MaxCacheHitRatio || *f.DataReadsPerReq <= MinDataReadsPerReq && (!timed || readShare < MinDiskReadShare) {
 		c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads per request (memory bound needs < %g and > %g)",
 			*f.CacheHitRatio, *f.DataReadsPerReq, MaxCacheHitRatio, MinDataReadsPerReq)
 		if timed {
 			c.Why += fmt.Sprintf("; %s < %.0f%%", readHow, 100*MinDiskReadShare)
+			if *f.CacheHitRatio < MaxCacheHitRatio {
+				c.near = readShare / MinDiskReadShare
+			}
 		}
 		return c
 	}
@@ -1023,7 +1035,14 @@ func MemoryRule(f Figures) Candidate {
 		c.Matched, c.Score = true, math.Min(readShare, 1)
 		c.Why = fmt.Sprintf("cache hit ratio %.3f, %.2f data reads per request; %s ≥ %.0f%%", *f.CacheHitRatio, *f.DataReadsPerReq, readHow, 100*MinDiskReadShare)
 		c.Evidence = append(c.Evidence, c.Why)
-		c.Suggestions = append(c.Suggestions, suggest("more memory for the cache, or a smaller working set (at best, the disk reads' time saved)", 1/(1-math.Min(readShare, 0.9)), f),
+		action, gain := "more memory for the cache, or a smaller working set (at best, the disk reads' time saved)", 1/(1-math.Min(readShare, 0.9))
+		if b := busy(f); b != nil && *b > 0 && gain > 1 / *b {
+			// Requests that no longer wait for the disk still need
+			// the cores, and most of them are busy already.
+			gain = math.Max(1, 1 / *b)
+			action = fmt.Sprintf("more memory for the cache, or a smaller working set (at best until the cores, %.0f%% busy now, are full)", 100**b)
+		}
+		c.Suggestions = append(c.Suggestions, suggest(action, gain, f),
 			Suggestion{Action: "a disk with faster reads"})
 		return c
 	}
@@ -1037,7 +1056,7 @@ func MemoryRule(f Figures) Candidate {
 		c.Why += "; " + readHow
 	}
 	c.Evidence = append(c.Evidence, c.Why)
-	if sh := shares(f.WaitMs); sh != nil {
+	if sh := shares(f.WaitMs); sh != nil && !fromWaits {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("data-read waits are %.0f%% of the sessions' time", 100*sh[WaitDataRead]))
 	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "more memory for the cache, or a smaller working set"})
