@@ -93,6 +93,30 @@ func TestStepVerdictsKeptUp(t *testing.T) {
 	}
 }
 
+// TestStepVerdictsGrouped: neighbouring steps with the same verdict line
+// take one line (a MariaDB knee of 22 probes printed "none — no clear
+// bottleneck" 22 times); different lines stay apart, in order.
+func TestStepVerdictsGrouped(t *testing.T) {
+	v := func(b, ev string) *diagnose.Verdict {
+		return &diagnose.Verdict{Bottleneck: b, Evidence: []string{ev}}
+	}
+	var out strings.Builder
+	printStepVerdicts(&out, []rampRow{
+		{label: "1", step: Step{Rate: 10, Verdict: v("none", "no clear bottleneck: no rule matched")}},
+		{label: "2", step: Step{Rate: 20, Verdict: v("none", "no clear bottleneck: no rule matched")}},
+		{label: "16", step: Step{Rate: 30, Verdict: v("none", "no clear bottleneck: no rule matched")}},
+		{label: "21", step: Step{Rate: 40, Verdict: v("cpu", "CPU 90%"), Saturated: true}},
+		{label: "12", step: Step{Rate: 50, Verdict: v("none", "no clear bottleneck: no rule matched")}},
+	})
+	want := "  verdict per step:\n" +
+		"  1 … 16 (3) none — no clear bottleneck: no rule matched\n" +
+		"     21 cpu — CPU 90%\n" +
+		"     12 none — no clear bottleneck: no rule matched\n"
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 // TestWorkerBoundNote: a saturated step whose requests waited for a free
 // worker suggests raising -c, unless the step's verdict names a saturated
 // resource of the database (a real run: PostgreSQL -R 60000 -c 8 relaxed,

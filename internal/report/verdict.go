@@ -574,19 +574,24 @@ func ApproxRate(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// printStepVerdicts prints one line per diagnosed step.
+// printStepVerdicts prints one line per diagnosed step; neighbouring
+// steps (in the table's order) with the same line are printed as one,
+// labelled with the first and last of them and how many they are, so a
+// knee of twenty probes that all found nothing takes one line.
 func printStepVerdicts(w io.Writer, rows []rampRow) {
-	header, keptUp := false, false
+	type group struct {
+		first, last string
+		n           int
+		text        string
+	}
+	var groups []group
+	keptUp := false
 	for _, row := range rows {
 		v := row.step.Verdict
 		if v == nil {
 			continue
 		}
-		if !header {
-			fmt.Fprintln(w, "  verdict per step:")
-			header = true
-		}
-		line := fmt.Sprintf("  %5s %s", row.label, v.Bottleneck)
+		line := string(v.Bottleneck)
 		if !row.step.Saturated && v.Bottleneck != diagnose.None && v.Bottleneck != diagnose.Errors {
 			// The step ran at its rate: what each request's time is made
 			// of, not where the rate tops out.
@@ -599,7 +604,24 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 		if len(v.Suggestions) > 0 {
 			line += "; try " + v.Suggestions[0].Action + gainText(v.Suggestions[0])
 		}
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		line = strings.TrimRight(line, " ")
+		if k := len(groups) - 1; k >= 0 && groups[k].text == line {
+			groups[k].last = row.label
+			groups[k].n++
+			continue
+		}
+		groups = append(groups, group{first: row.label, last: row.label, n: 1, text: line})
+	}
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  verdict per step:")
+	for _, g := range groups {
+		label := g.first
+		if g.n > 1 {
+			label = fmt.Sprintf("%s … %s (%d)", g.first, g.last, g.n)
+		}
+		fmt.Fprintf(w, "  %5s %s\n", label, g.text)
 	}
 	if keptUp {
 		fmt.Fprintln(w, "  (kept up) = the step ran at its rate: its verdict says what each request's time is made of, not where the rate tops out")
