@@ -169,18 +169,19 @@ func TestCleanupPostgresSchema(t *testing.T) {
 
 // TestPrepareSaysWhatRunUses: a row workload's prepare says that run loads
 // its own copy (it does: the table is made again), a select workload's
-// that run --reuse uses it, TPC-C's help that run uses the prepared
+// that run --reuse uses it (the command to copy has the flags --reuse
+// checks and the --db), TPC-C's help that run uses the prepared
 // dataset.
 func TestPrepareSaysWhatRunUses(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
 	out := mustCLI(t, "prepare", "updates", "--db", db, "--rows", "100")
-	if !strings.Contains(out, "note: `ceiling run updates` loads a fresh copy of its own (run --shard I/N uses these tables)") {
+	if !strings.Contains(out, "note: `ceiling run updates --db "+db+"` loads a fresh copy of its own (run --shard I/N uses these tables); these stay until `ceiling cleanup updates --db "+db+"`") {
 		t.Errorf("prepare updates: %q", out)
 	}
 	if _, help, _ := runCLI(t, context.Background(), "prepare", "updates", "--help"); !strings.Contains(help, "load a fresh copy of their own before measuring") {
 		t.Errorf("prepare updates --help: %q", help)
 	}
-	if out := mustCLI(t, "prepare", "direct-selects", "--db", db, "--rows", "100"); !strings.Contains(out, "note: `ceiling run direct-selects --reuse` (same --rows and --tables) uses these tables") {
+	if out := mustCLI(t, "prepare", "direct-selects", "--db", db, "--rows", "100"); !strings.Contains(out, "note: `ceiling run direct-selects --reuse --rows 100 --db "+db+"` uses these tables") {
 		t.Errorf("prepare direct-selects: %q", out)
 	}
 	if _, help, _ := runCLI(t, context.Background(), "prepare", "tpcc", "--help"); !strings.Contains(help, "`ceiling run tpcc` and `ceiling knee tpcc` use this dataset as it is") {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
@@ -42,6 +44,7 @@ type env struct {
 	getenv         func(string) string
 	isTTY          bool
 	dsnUsed        string // the DSN of the last target opened, to scrub errors
+	dbArg          string // the --db of that target, redacted, when given by the flag
 	maxConns       string // its server's max_connections, when it has one
 	printResult    bool   // run --print-result: the result also on stdout, framed
 	// checkOnly makes run and knee stop once their flags are checked,
@@ -72,9 +75,47 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if e.dsnUsed != "" {
 			msg = target.Scrub(msg, e.dsnUsed)
 		}
-		fmt.Fprintf(stderr, "ceiling: %s\n", oneLine(msg))
+		fmt.Fprintf(stderr, "ceiling: %s\n", oneLine(e.withDB(msg)))
 	}
 	return exitCode(ctx, err)
+}
+
+// withDB adds --db to the ceiling commands a message suggests (in
+// backquotes) when the target came from --db: copied as they are, they
+// would otherwise act on $CEILING_DB or the default SQLite file. The DSN
+// is the redacted one: a password reads xxxxx, for the user to put back.
+func (e *env) withDB(msg string) string {
+	if e.dbArg == "" {
+		return msg
+	}
+	return addDB(msg, e.dbArg)
+}
+
+// dbCommands are the commands that take --db.
+var dbCommands = []string{"run", "knee", "prepare", "cleanup", "check"}
+
+func addDB(msg, db string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, "`ceiling ")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(msg[i+1:], '`')
+		if j < 0 {
+			break
+		}
+		cmd := msg[i : i+1+j] // from the opening backquote, without the closing one
+		b.WriteString(msg[:i])
+		b.WriteString(cmd)
+		if f := strings.Fields(cmd[len("`ceiling "):]); len(f) > 0 && slices.Contains(dbCommands, f[0]) && !strings.Contains(cmd, "--db") {
+			b.WriteString(" --db " + report.ShellWord(db))
+		}
+		b.WriteByte('`')
+		msg = msg[i+2+j:]
+	}
+	b.WriteString(msg)
+	return b.String()
 }
 
 func oneLine(s string) string {
@@ -248,6 +289,10 @@ func (e *env) open(ctx context.Context, f *targetFlags, opts target.Options) (ta
 		return nil, &UsageError{Err: fmt.Errorf("--db is empty (an unset variable?): give a DSN (%s), or leave --db out for $CEILING_DB, else %s", engines.Schemes, engines.DefaultDSN)}
 	}
 	e.dsnUsed = e.dsn(f)
+	e.dbArg = ""
+	if f.db != "" {
+		e.dbArg = target.Redact(f.db)
+	}
 	opts.DSN, opts.Durability = e.dsnUsed, d
 	t, err := engines.Open(ctx, opts)
 	if err == nil {

@@ -333,6 +333,8 @@ func TestBadInput(t *testing.T) {
 		{"unreachable server", []string{"run", "single-inserts", "--db", "postgres://postgres:secret@127.0.0.1:1/x", "--ops", "1"}, ExitRun, "connection refused"},
 		{"mysql DSN without database", []string{"run", "single-inserts", "--db", "mysql://root:secret@127.0.0.1:3306", "--ops", "1"}, ExitUsage, "names no database"},
 		{"not a number", []string{"run", "single-inserts", "--db", db, "-c", "four"}, ExitUsage, "invalid argument"},
+		// A suggested command acts on the same database when copied.
+		{"tpcc not prepared", []string{"run", "tpcc", "--db", db, "--warehouses", "3"}, ExitRun, "run `ceiling prepare tpcc --warehouses 3 --db " + db + "` first"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -351,6 +353,27 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("error leaks a password or a stack trace: %q", line)
 			}
 		})
+	}
+}
+
+// TestAddDB: the ceiling commands a message suggests get the run's --db
+// (quoted for the shell where needed), unless they have one or are
+// commands without --db.
+func TestAddDB(t *testing.T) {
+	tests := []struct{ msg, db, want string }{
+		{"no dataset: run `ceiling prepare tpcc --warehouses 2` first", "sqlite:/tmp/a.db",
+			"no dataset: run `ceiling prepare tpcc --warehouses 2 --db sqlite:/tmp/a.db` first"},
+		{"`ceiling run x --reuse` uses them; `ceiling cleanup x` drops them", "postgres://u:xxxxx@h/db?sslmode=disable",
+			"`ceiling run x --reuse --db 'postgres://u:xxxxx@h/db?sslmode=disable'` uses them; `ceiling cleanup x --db 'postgres://u:xxxxx@h/db?sslmode=disable'` drops them"},
+		{"`ceiling merge` the shards; `ceiling predict` it", "sqlite:a.db", "`ceiling merge` the shards; `ceiling predict` it"},
+		{"`ceiling prepare x --db other` first", "sqlite:a.db", "`ceiling prepare x --db other` first"},
+		{"a lone ` backquote, `ceiling run x", "sqlite:a.db", "a lone ` backquote, `ceiling run x"},
+		{"it's `ceiling check tpcc`", "sqlite:/tmp/it's.db", "it's `ceiling check tpcc --db 'sqlite:/tmp/it'\\''s.db'`"},
+	}
+	for _, tc := range tests {
+		if got := addDB(tc.msg, tc.db); got != tc.want {
+			t.Errorf("addDB(%q, %q)\n got %q\nwant %q", tc.msg, tc.db, got, tc.want)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/shard"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -76,7 +77,7 @@ func (e *env) prepareCmd() *cobra.Command {
 					if ctx.Err() != nil {
 						// The driver's "context canceled" in the middle of
 						// some table says less than what the user needs.
-						again := "ceiling prepare " + name
+						again := "ceiling prepare " + name + changedArgs(cmd.Flags(), "db", "force")
 						if cmd.Flags().Lookup("force") != nil {
 							again += " --force"
 						}
@@ -88,9 +89,11 @@ func (e *env) prepareCmd() *cobra.Command {
 				fmt.Fprintf(e.stdout, "prepared %s on %s in %.1fs\n", name, t.Info().DSN, time.Since(start).Seconds())
 				switch {
 				case reusable:
-					fmt.Fprintf(e.stdout, "note: `ceiling run %s --reuse`%s uses these tables; without --reuse it loads a fresh copy\n", name, strings.Replace(same, "with the ", "", 1))
+					// The flags --reuse checks, as given here.
+					fmt.Fprintln(e.stdout, e.withDB(fmt.Sprintf("note: `ceiling run %s --reuse%s` uses these tables; without --reuse it loads a fresh copy",
+						name, flagArgs(cmd.Flags(), "rows", "tables", "file"))))
 				case !reused:
-					fmt.Fprintf(e.stdout, "note: `ceiling run %s` loads a fresh copy of its own (run --shard I/N uses these tables); these stay until `ceiling cleanup %s`\n", name, name)
+					fmt.Fprintln(e.stdout, e.withDB(fmt.Sprintf("note: `ceiling run %s` loads a fresh copy of its own (run --shard I/N uses these tables); these stay until `ceiling cleanup %s`", name, name)))
 				}
 				return nil
 			},
@@ -266,4 +269,45 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 		}
 	}
 	return nil
+}
+
+// flagArgs renders the flags of names that were given on the command line
+// as arguments (" --rows 100"), quoted for the shell where needed.
+func flagArgs(fs *pflag.FlagSet, names ...string) string {
+	var b strings.Builder
+	for _, n := range names {
+		f := fs.Lookup(n)
+		if f == nil || !f.Changed {
+			continue
+		}
+		switch v := f.Value.(type) {
+		case pflag.SliceValue:
+			for _, e := range v.GetSlice() {
+				b.WriteString(" --" + n + " " + report.ShellWord(e))
+			}
+		default:
+			if f.Value.Type() == "bool" {
+				if f.Value.String() == "true" {
+					b.WriteString(" --" + n)
+				} else {
+					b.WriteString(" --" + n + "=false")
+				}
+				continue
+			}
+			b.WriteString(" --" + n + " " + report.ShellWord(f.Value.String()))
+		}
+	}
+	return b.String()
+}
+
+// changedArgs renders every flag given on the command line but skip's as
+// arguments, in the flag set's order: the command again.
+func changedArgs(fs *pflag.FlagSet, skip ...string) string {
+	var names []string
+	fs.Visit(func(f *pflag.Flag) {
+		if !slices.Contains(skip, f.Name) {
+			names = append(names, f.Name)
+		}
+	})
+	return flagArgs(fs, names...)
 }

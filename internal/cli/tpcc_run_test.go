@@ -168,7 +168,7 @@ func TestPrepareInterrupted(t *testing.T) {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitRun, out, errs)
 	}
 	line := strings.TrimSpace(errs)
-	for _, want := range []string{"prepare tpcc interrupted after", "incomplete", "`ceiling prepare tpcc --force` loads it again", "`ceiling cleanup tpcc` drops it"} {
+	for _, want := range []string{"prepare tpcc interrupted after", "incomplete", "`ceiling prepare tpcc --warehouses 5 --force --db " + db + "` loads it again", "`ceiling cleanup tpcc --db " + db + "` drops it"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("stderr %q lacks %q", line, want)
 		}

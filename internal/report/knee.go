@@ -553,7 +553,7 @@ func kneeRunCommand(r *Result, rate float64) string {
 	}
 	if r.Knee != nil {
 		for _, a := range r.Knee.RunArgs {
-			cmd += " " + shellWord(a)
+			cmd += " " + ShellWord(a)
 		}
 	}
 	if sh := r.Load.Shard; sh != nil {
@@ -562,11 +562,14 @@ func kneeRunCommand(r *Result, rate float64) string {
 	return cmd
 }
 
-// shellWord quotes s for a POSIX shell when it holds anything but
-// letters, digits and -_=.,:/%+.
-func shellWord(s string) string {
+// ShellWord quotes s for a POSIX shell when it is empty or holds anything
+// but letters, digits and -_=.,:/%+@.
+func ShellWord(s string) string {
+	if s == "" {
+		return "''"
+	}
 	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_=.,:/%+", c)) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_=.,:/%+@", c)) {
 			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 		}
 	}

@@ -199,13 +199,17 @@ func (w *Workload) Attach(ctx context.Context, t target.Target, progress io.Writ
 	if err != nil {
 		return err
 	}
+	n := "N" // the warehouses to prepare: the run's when given
+	if w.flags != nil && w.flags.Changed("warehouses") {
+		n = fmt.Sprint(w.Warehouses)
+	}
 	switch {
 	case ds == nil && len(tables) == 0:
-		return errors.New("no TPC-C dataset: run `ceiling prepare tpcc --warehouses N` first")
+		return fmt.Errorf("no TPC-C dataset: run `ceiling prepare tpcc --warehouses %s` first", n)
 	case ds == nil || ds.State != stateComplete:
-		return errors.New("the TPC-C dataset is incomplete (an interrupted load?): run `ceiling prepare tpcc --warehouses N --force` to reload it, or `ceiling cleanup tpcc`")
+		return fmt.Errorf("the TPC-C dataset is incomplete (an interrupted load?): run `ceiling prepare tpcc --warehouses %s --force` to reload it, or `ceiling cleanup tpcc`", n)
 	case len(tables) != len(dataTables)+1:
-		return fmt.Errorf("the TPC-C dataset is incomplete: only tables %v exist; run `ceiling prepare tpcc --warehouses N --force`", tables)
+		return fmt.Errorf("the TPC-C dataset is incomplete: only tables %v exist; run `ceiling prepare tpcc --warehouses %s --force`", tables, n)
 	}
 	if w.flags != nil && w.flags.Changed("warehouses") {
 		if w.Warehouses > ds.Warehouses {
