@@ -3,9 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/predict"
+	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -81,4 +85,53 @@ func EmulationText(e *target.Emulation) string {
 		s += "; not emulated: " + strings.Join(e.NotEmulated, ", ")
 	}
 	return s
+}
+
+// suggestLarger adds to the verdict of a closed-loop run held to a shipped
+// profile, when that profile's IO limit is what bound it (storage-queue,
+// log-rate), the next class or tier of the profile's family that predict
+// says would raise the ceiling: the seeds' "pre-allocate the file to the
+// next size class" with its figure. The gain is the ratio of the two
+// predictions, applied to the rate measured.
+func suggestLarger(doc *report.Result) {
+	em, v := doc.Target.Emulation, doc.Verdict
+	if em == nil || v == nil || doc.Load.Model != "closed" || doc.Summary.RequestsPerSec <= 0 ||
+		v.Bottleneck != diagnose.StorageQueue && v.Bottleneck != diagnose.LogRate {
+		return
+	}
+	all, err := predict.Shipped()
+	if err != nil {
+		return
+	}
+	i := slices.IndexFunc(all, func(p predict.Profile) bool { return p.Name == em.Profile })
+	if i < 0 {
+		return // a profile of the user's own
+	}
+	cur := predict.Predict(doc, all[i])
+	if cur.RequestsPerSec == nil || *cur.RequestsPerSec <= 0 {
+		return
+	}
+	// The next size up: of the larger ones, the one predicted to gain
+	// least but still to gain (one that lifts only a limit the run did not
+	// reach does not).
+	var next *predict.Profile
+	gain := math.Inf(1)
+	for _, q := range predict.Larger(all[i], all) {
+		pr := predict.Predict(doc, q)
+		if pr.RequestsPerSec == nil {
+			continue
+		}
+		if g := *pr.RequestsPerSec / *cur.RequestsPerSec; g >= 1.05 && g < gain {
+			next, gain = &q, g
+		}
+	}
+	if next != nil {
+		q := *next
+		g, r := math.Round(gain*100)/100, math.Round(doc.Summary.RequestsPerSec*gain)
+		s := diagnose.Suggestion{
+			Action:        fmt.Sprintf("the next size up, %s (%s), as predict models it (--emulate %s measures it)", q.Name, q.Title, q.Name),
+			PredictedGain: &g, PredictedRequestsPerSec: &r,
+		}
+		v.Suggestions = slices.Insert(v.Suggestions, min(1, len(v.Suggestions)), s)
+	}
 }

@@ -88,6 +88,9 @@ func TestEmulate(t *testing.T) {
 	if !strings.Contains(stdout2, "verdict: log-rate") || !strings.Contains(stdout2, "try a tier or disk with a higher log write rate") {
 		t.Errorf("-c 2 under the emulated log rate: want the log-rate verdict and a higher log rate suggested:\n%s", stdout2)
 	}
+	if strings.Contains(stdout+stdout2, "the next size up") {
+		t.Errorf("a profile of the user's own has no next size, yet:\n%s", stdout2)
+	}
 	// The log rate over the run: bytes per request × requests/s.
 	code, predOut, stderr := runCLI(t, context.Background(), "predict", path, "--profile", prof, "--json")
 	if code != 0 {
@@ -145,6 +148,48 @@ func TestEmulate(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", c.args, code, stderr, ExitUsage, c.want)
 		}
+	}
+}
+
+// TestEmulateNextSize: a run held to a shipped file class that its IOPS
+// limit bound (storage-queue) is told the next class up and what predict
+// gives it: direct-selects on a table larger than SQLite's page cache,
+// each select a read of the data file, held to 500 IOPS; the 512 GiB
+// class gives 2300, ×4.6 for reads alone.
+func TestEmulateNextSize(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "direct-selects", "--rows", "20000", "-c", "2", "-T", "2s", "--warmup", "1s", "--no-probe",
+		"--db", "sqlite:"+filepath.Join(dir, "n.db"), "--emulate", "azure-mi-gp-file-128g", "--out", filepath.Join(dir, "r.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Verdict struct {
+			Bottleneck  string `json:"bottleneck"`
+			Suggestions []struct {
+				Action        string   `json:"action"`
+				PredictedGain *float64 `json:"predicted_gain"`
+			} `json:"suggestions"`
+		} `json:"verdict"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		t.Fatalf("result: %v", err)
+	}
+	if doc.Verdict.Bottleneck != "storage-queue" {
+		t.Fatalf("verdict %q, want storage-queue:\n%s", doc.Verdict.Bottleneck, stdout)
+	}
+	found := false
+	for _, s := range doc.Verdict.Suggestions {
+		if strings.HasPrefix(s.Action, "the next size up, azure-mi-gp-file-512g") {
+			found = true
+			if s.PredictedGain == nil || *s.PredictedGain < 4.5 || *s.PredictedGain > 4.7 {
+				t.Errorf("next size's gain %v, want about 4.6 (2300 ÷ 500 IOPS)", s.PredictedGain)
+			}
+		}
+	}
+	if !found || !strings.Contains(stdout, "try the next size up, azure-mi-gp-file-512g") {
+		t.Errorf("no next size suggested: %+v\n%s", doc.Verdict.Suggestions, stdout)
 	}
 }
 

@@ -558,6 +558,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	f.shard.leave()
 	f.shard.apply(doc, results[0].Steps, w, key, hosts)
 	post.apply(doc)
+	suggestLarger(doc)
 	if len(iso) > 0 {
 		doc.Isolated = iso
 		report.SetIsolatedShares(doc)

@@ -938,7 +938,7 @@ func LogRateRule(f Figures) Candidate {
 		var parts []string
 		if waitOK {
 			c.Score = logShare
-			if viaLock > 0 {
+			if viaLock >= 0.005 { // what prints as 0% is left out
 				parts = append(parts, fmt.Sprintf("log-IO waits are %.0f%% of the sessions' time, and waits for SQLite's one writer while it wrote the log another %.0f%%", 100*sh[WaitLog], 100*viaLock))
 			} else {
 				parts = append(parts, fmt.Sprintf("log-IO waits are %.0f%% of the sessions' time", 100*sh[WaitLog]))
@@ -984,7 +984,7 @@ func StorageQueueRule(f Figures) Candidate {
 	}
 	factor := *f.DataLatencyMs / *f.DeviceLatencyMs
 	if factor < MinQueueFactor {
-		c.Why = fmt.Sprintf("data-file latency %.2f ms is %.1f× the device's %.2f ms < %g×", *f.DataLatencyMs, factor, *f.DeviceLatencyMs, MinQueueFactor)
+		c.Why = fmt.Sprintf("data-file latency %s ms is %.1f× the device's %s ms < %g×", msText(*f.DataLatencyMs), factor, msText(*f.DeviceLatencyMs), MinQueueFactor)
 		return c
 	}
 	score := 1 - 1/factor
@@ -992,7 +992,7 @@ func StorageQueueRule(f Figures) Candidate {
 		score *= sh[WaitDataRead] + sh[WaitDataWrite]
 	}
 	c.Matched, c.Score = true, score
-	c.Why = fmt.Sprintf("data-file latency %.2f ms = %.0f× the device's %.2f ms: IOs queue", *f.DataLatencyMs, factor, *f.DeviceLatencyMs)
+	c.Why = fmt.Sprintf("data-file latency %s ms = %.0f× the device's %s ms: IOs queue", msText(*f.DataLatencyMs), factor, msText(*f.DeviceLatencyMs))
 	c.Evidence = append(c.Evidence, c.Why)
 	if f.DataIOPS != nil {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("data files at %.0f IOPS: likely the file's IOPS limit", *f.DataIOPS))

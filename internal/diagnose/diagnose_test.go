@@ -136,8 +136,14 @@ func TestLogRateRule(t *testing.T) {
 
 func TestStorageQueueRule(t *testing.T) {
 	c := StorageQueueRule(iopsQueued)
-	if !c.Matched || !strings.Contains(c.Why, "500.00 ms = 167×") || !strings.Contains(strings.Join(c.Evidence, "|"), "500 IOPS") {
+	if !c.Matched || !strings.Contains(c.Why, "500 ms = 167× the device's 3 ms") || !strings.Contains(strings.Join(c.Evidence, "|"), "500 IOPS") {
 		t.Fatalf("%+v", c)
+	}
+	// A device far faster than 0.01 ms keeps its figure (an emulated
+	// 500-IOPS file on a VM disk: "= 2068× the device's 0.00 ms" before).
+	emu := Figures{DataLatencyMs: p(7.97), DeviceLatencyMs: p(0.003854)}
+	if c := StorageQueueRule(emu); !c.Matched || !strings.Contains(c.Why, "data-file latency 7.97 ms = 2068× the device's 0.00385 ms") {
+		t.Fatalf("emulated: %+v", c)
 	}
 	for _, f := range []Figures{
 		{DataLatencyMs: p(500)},                        // device latency unknown

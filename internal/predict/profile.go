@@ -275,3 +275,53 @@ func isHostJSON(b []byte) bool {
 	_, c := m["seq_write_mb_per_sec"]
 	return a || c
 }
+
+// Larger returns the profiles of all in p's family (the same kind:
+// azure-mi-gp-file-128g's other file classes, azure-2014-s1's other tiers;
+// without a kind, the same name but for its last dash-separated token) that
+// give every limit p gives, none lower (no device latency higher) and at
+// least one higher: the classes or tiers above p, in the order of
+// ceiling profiles.
+func Larger(p Profile, all []Profile) []Profile {
+	family := func(q Profile) string {
+		if q.Kind != "" {
+			return q.Kind
+		}
+		if i := strings.LastIndexByte(q.Name, '-'); i > 0 {
+			return q.Name[:i]
+		}
+		return q.Name
+	}
+	type pair struct{ a, b *float64 }
+	var out []Profile
+	for _, q := range all {
+		if q.Name == p.Name || family(q) != family(p) {
+			continue
+		}
+		ok, better := true, false
+		for _, l := range []pair{{p.Limits.LogMBPerSec, q.Limits.LogMBPerSec}, {p.Limits.LogSyncsPerSec, q.Limits.LogSyncsPerSec},
+			{p.Limits.DataIOPS, q.Limits.DataIOPS}, {p.Limits.DataMBPerSec, q.Limits.DataMBPerSec}, {p.Limits.Cores, q.Limits.Cores}} {
+			switch {
+			case l.a == nil && l.b == nil:
+			case l.a == nil || l.b == nil || *l.b < *l.a:
+				ok = false
+			case *l.b > *l.a:
+				better = true
+			}
+		}
+		for _, l := range []pair{{p.Limits.LogLatencyMs, q.Limits.LogLatencyMs}, {p.Limits.DataLatencyMs, q.Limits.DataLatencyMs}} {
+			switch {
+			case l.a == nil && l.b == nil:
+			case l.a == nil || l.b == nil || *l.b > *l.a:
+				ok = false
+			case *l.b < *l.a:
+				better = true
+			}
+		}
+		if ok && better {
+			out = append(out, q)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return out
+}
