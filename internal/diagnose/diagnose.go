@@ -1017,11 +1017,13 @@ func MemoryRule(f Figures) Candidate {
 	}
 	readShare, readHow, timed := diskReadShare(f)
 	fromWaits := false
-	if sh := shares(f.WaitMs); sh != nil && sh[WaitDataRead] > 0 && (!timed || sh[WaitDataRead] > readShare) {
-		// The sessions' own timing of their data-file reads: it holds
-		// what the device's service time leaves out (the system call,
-		// finding a free page for the read), and it is what each
-		// request waited.
+	if sh := shares(f.WaitMs); sh != nil {
+		// The sessions' own timing of their data-file reads decides
+		// where it is measured: it holds what the device's service
+		// time leaves out (the system call, finding a free page for
+		// the read), and leaves out the reads the engine made ahead
+		// of them in the background (a scan's read-ahead: 4,134 device
+		// reads of 0.815 ms per 760 ms scan, 4% of the sessions' time).
 		readShare, timed, fromWaits = sh[WaitDataRead], true, true
 		readHow = fmt.Sprintf("data-read waits %.0f%% of the sessions' time", 100*readShare)
 	}
@@ -1087,6 +1089,12 @@ func diskReadShare(f Figures) (share float64, how string, ok bool) {
 	share = perReq * *f.LogDevReadMs / reqMs
 	how = fmt.Sprintf("%.2f of them from the disk (%s) at %.3f ms each: %.0f%% of each request's time (%.3f ms)",
 		perReq, f.LogDevName, *f.LogDevReadMs, 100*math.Min(share, 1), reqMs)
+	if share > 1.05 {
+		// One after another they would take longer than the request:
+		// they overlapped (read-ahead, several reads in flight).
+		how = fmt.Sprintf("%.2f of them from the disk (%s) at %.3f ms each: more than each request's time (%.3f ms), so they overlapped",
+			perReq, f.LogDevName, *f.LogDevReadMs, reqMs)
+	}
 	return share, how, true
 }
 
