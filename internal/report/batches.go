@@ -156,23 +156,11 @@ func printBatches(w io.Writer, steps []Step) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "  log/data = log bytes written by the server ÷ data bytes loaded (by SQL type sizes); n/a = not measured.")
-	header := false
+	var vs []verdictRow
 	for _, s := range steps {
-		v := s.Verdict
-		if v == nil {
-			continue
+		if s.Verdict != nil {
+			vs = append(vs, verdictRow{label: strconv.Itoa(*s.Batch), v: s.Verdict})
 		}
-		if !header {
-			fmt.Fprintln(w, "  verdict per batch size:")
-			header = true
-		}
-		line := fmt.Sprintf("  %6d %s", *s.Batch, v.Bottleneck)
-		if len(v.Evidence) > 0 {
-			line += " — " + v.Evidence[0]
-		}
-		if len(v.Suggestions) > 0 {
-			line += "; try " + v.Suggestions[0].Action + gainText(v.Suggestions[0])
-		}
-		fmt.Fprintln(w, line)
 	}
+	printVerdicts(w, "verdict per batch size", vs)
 }

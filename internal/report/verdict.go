@@ -574,11 +574,35 @@ func ApproxRate(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// printStepVerdicts prints one line per diagnosed step; neighbouring
-// steps (in the table's order) with the same line are printed as one,
-// labelled with the first and last of them and how many they are, so a
-// knee of twenty probes that all found nothing takes one line.
+// printStepVerdicts prints one line per diagnosed step (printVerdicts).
 func printStepVerdicts(w io.Writer, rows []rampRow) {
+	var vs []verdictRow
+	for _, row := range rows {
+		v := row.step.Verdict
+		if v == nil {
+			continue
+		}
+		// A step that ran at its rate: what each request's time is made
+		// of, not where the rate tops out.
+		keptUp := !row.step.Saturated && v.Bottleneck != diagnose.None && v.Bottleneck != diagnose.Errors
+		vs = append(vs, verdictRow{label: row.label, v: v, keptUp: keptUp})
+	}
+	printVerdicts(w, "verdict per step", vs)
+}
+
+// verdictRow is one step's verdict for printVerdicts: its label (step,
+// probe or batch size) and whether the step kept up with its rate.
+type verdictRow struct {
+	label  string
+	v      *diagnose.Verdict
+	keptUp bool
+}
+
+// printVerdicts prints one line per verdict under title; neighbouring
+// rows with the same line are printed as one, labelled with the first and
+// last of them and how many they are, so a knee of twenty probes that all
+// found nothing takes one line.
+func printVerdicts(w io.Writer, title string, rows []verdictRow) {
 	type group struct {
 		first, last string
 		n           int
@@ -587,14 +611,9 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 	var groups []group
 	keptUp := false
 	for _, row := range rows {
-		v := row.step.Verdict
-		if v == nil {
-			continue
-		}
+		v := row.v
 		line := string(v.Bottleneck)
-		if !row.step.Saturated && v.Bottleneck != diagnose.None && v.Bottleneck != diagnose.Errors {
-			// The step ran at its rate: what each request's time is made
-			// of, not where the rate tops out.
+		if row.keptUp {
 			line += " (kept up)"
 			keptUp = true
 		}
@@ -615,7 +634,7 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 	if len(groups) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "  verdict per step:")
+	fmt.Fprintf(w, "  %s:\n", title)
 	for _, g := range groups {
 		label := g.first
 		if g.n > 1 {
