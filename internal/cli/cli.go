@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/predict"
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
@@ -160,7 +161,51 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 		return nil
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	registerCompletions(root)
 	return root
+}
+
+// flagCompletions are the values shell completion offers for flags of a
+// fixed set ("" ends the list with the shell's file names too: a profile
+// may be a YAML file).
+var flagCompletions = map[string]func() ([]string, cobra.ShellCompDirective){
+	"durability": fixed("server\tleave the server's setting alone", "full\tevery commit waits for its log flush", "relaxed\tcommits do not wait for the flush"),
+	"arrival":    fixed("uniform\tevenly spaced requests", "poisson\trandom (exponential) gaps"),
+	"profile":    profileNames,
+	"emulate":    profileNames,
+}
+
+func fixed(vs ...string) func() ([]string, cobra.ShellCompDirective) {
+	return func() ([]string, cobra.ShellCompDirective) { return vs, cobra.ShellCompDirectiveNoFileComp }
+}
+
+// profileNames are the shipped profiles, with their titles; files are
+// offered too.
+func profileNames() ([]string, cobra.ShellCompDirective) {
+	ps, err := predict.Shipped()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Name+"\t"+p.Title)
+	}
+	return out, cobra.ShellCompDirectiveDefault
+}
+
+// registerCompletions gives every command's flags of flagCompletions
+// their values, for `ceiling completion SHELL`.
+func registerCompletions(c *cobra.Command) {
+	for name, values := range flagCompletions {
+		if c.Flags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+				return values()
+			})
+		}
+	}
+	for _, sub := range c.Commands() {
+		registerCompletions(sub)
+	}
 }
 
 func (e *env) workloadsCmd() *cobra.Command {

@@ -206,6 +206,27 @@ func TestFileCompletion(t *testing.T) {
 	}
 }
 
+// TestValueCompletion: shells complete the values of --durability,
+// --arrival, --profile and --emulate (the shipped profiles; files too).
+func TestValueCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "single-inserts", "--durability", ""}, "relaxed\tcommits do not wait for the flush\n"},
+		{[]string{"knee", "updates", "--durability", ""}, "full\t"},
+		{[]string{"run", "mixed", "--arrival", ""}, "poisson\t"},
+		{[]string{"predict", "r.json", "--profile", ""}, "azure-mi-gp-file-512g\tAzure SQL Managed Instance General Purpose, data file ≤512 GiB\n"},
+		{[]string{"run", "direct-selects", "--emulate", ""}, "azure-2014-s1\t"},
+		{[]string{"knee", "single-inserts", "--emulate", ""}, "azure-sql-gp-8\t"},
+	} {
+		code, out, _ := runCLI(t, context.Background(), append([]string{"__complete"}, c.args...)...)
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, %q lacks %q", c.args, code, out, c.want)
+		}
+	}
+}
+
 // TestCheckCustom: `ceiling check custom --file F` runs the file's checks
 // (exit 0 when they hold), refuses a file without checks (usage), and
 // names the prepare to run when there is no database.
