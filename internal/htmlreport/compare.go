@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -493,6 +494,46 @@ func (c *Comparison) MixedWorkloads() string {
 	return "the results ran different workloads (" + strings.Join(parts, "; ") + "): a request is different work in each, so their per-request figures, and the changes between them, do not compare like for like"
 }
 
+// differentSetups names what the results' setups differ in (target,
+// engine, durability, threads, load, emulated profile, workload
+// settings), nil when they are runs of one setup: a mean and spread across
+// results are those of repeated measurements, and mean nothing across
+// different setups. Workloads are MixedWorkloads' to name.
+func (c *Comparison) differentSetups() []string {
+	if len(c.Inputs) < 2 {
+		return nil
+	}
+	key := func(r *report.Result) []string {
+		emu, rate := "", ""
+		if e := r.Target.Emulation; e != nil {
+			emu = e.Profile
+		}
+		if r.Load.Rate != nil {
+			rate = strconv.FormatFloat(*r.Load.Rate, 'g', -1, 64)
+		}
+		return []string{r.Target.DSN + " " + r.Target.Engine, string(r.Target.Durability.Mode), strconv.Itoa(r.Load.Threads),
+			r.Load.Model + " " + rate + " " + fmt.Sprint(r.Load.Rates), emu}
+	}
+	names := []string{"target", "durability", "threads", "load", "emulated profile"}
+	base := key(c.Inputs[0].Result)
+	var out []string
+	for k, name := range names {
+		for _, in := range c.Inputs[1:] {
+			if key(in.Result)[k] != base[k] {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	for _, in := range c.Inputs[1:] {
+		if SettingsDiff(c.Inputs[0].Result, in.Result) != "" {
+			out = append(out, "workload settings")
+			break
+		}
+	}
+	return out
+}
+
 // WriteText prints the comparison as a console table.
 func (c *Comparison) WriteText(w io.Writer) error {
 	for i, in := range c.Inputs {
@@ -659,8 +700,12 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 		ahead = append(ahead, Label(i))
 	}
 	caption := "One column per result, then the mean and spread across them"
-	if mixed != "" {
+	noStats := mixed != ""
+	if d := c.differentSetups(); mixed != "" {
 		caption = "One column per result (no mean or spread across different workloads)"
+	} else if len(d) > 0 {
+		caption = "One column per result (no mean or spread across different setups: " + strings.Join(d, ", ") + ")"
+		noStats = true
 	} else {
 		ahead = append(ahead, "mean", "stddev", "min–max")
 	}
@@ -679,7 +724,7 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 				lo, hi = math.Min(lo, *cl.Value), math.Max(hi, *cl.Value)
 			}
 		}
-		if mixed != "" {
+		if noStats {
 			arows = append(arows, r)
 			continue
 		}
@@ -701,6 +746,9 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 		for _, row := range c.Rows {
 			if row.Key != key {
 				continue
+			}
+			if !slices.ContainsFunc(row.Cells, func(cl Cell) bool { return cl.Value != nil && *cl.Value != 0 }) {
+				continue // nothing to draw: every result 0 or not measured
 			}
 			bc := BarChart{Title: row.Label + " by result", YLabel: row.Label, Labels: labels}
 			for _, cl := range row.Cells {

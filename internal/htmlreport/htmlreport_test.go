@@ -910,7 +910,8 @@ func TestCompareRoundTrips(t *testing.T) {
 
 // TestCompareMixedWorkloads: results of different workloads are said to
 // be unlike on the console and in the HTML, where no mean or spread is
-// taken across them; results of one workload say nothing of it.
+// taken across them, nor across different setups of one workload;
+// results of one workload say nothing of it.
 func TestCompareMixedWorkloads(t *testing.T) {
 	ins := load(t, fxFull, fxTPCC, fxRelaxed)
 	var buf bytes.Buffer
@@ -931,7 +932,14 @@ func TestCompareMixedWorkloads(t *testing.T) {
 	if err := Compare(ins).WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if html := renderHTML(t, ins); strings.Contains(buf.String(), "different workloads") || strings.Contains(html, "different workloads") || !strings.Contains(html, "then the mean and spread across them") {
-		t.Error("one workload's results said to be of different workloads, or lost their mean and spread")
+	// One workload at two durabilities: no mean across the two setups
+	// either (nor across two emulated file classes, two servers …).
+	if html := renderHTML(t, ins); strings.Contains(buf.String(), "different workloads") || strings.Contains(html, "different workloads") ||
+		!regexp.MustCompile(`One column per result \(no mean or spread across different setups: [a-z, ]*durability`).MatchString(html) || strings.Contains(html, "<th>stddev</th>") {
+		t.Error("one workload's results at two durabilities said to be of different workloads, or given a mean and spread")
+	}
+	// Runs of one setup keep them.
+	if html := renderHTML(t, load(t, fxFull, fxFull)); !strings.Contains(html, "then the mean and spread across them") || !strings.Contains(html, "<th>stddev</th>") {
+		t.Error("runs of one setup lost their mean and spread")
 	}
 }
