@@ -154,8 +154,8 @@ func TestEmulate(t *testing.T) {
 // TestEmulateNextSize: a run held to a shipped file class that its IOPS
 // limit bound (storage-queue) is told the next class up and what predict
 // gives it: direct-selects on a table larger than SQLite's page cache,
-// each select a read of the data file, held to 500 IOPS; the 512 GiB
-// class gives 2300, ×4.6 for reads alone.
+// each select a read of the data file, held to 500 IOPS; the next class,
+// ≤256 GiB (P15), gives 1100, ×2.2 for reads alone.
 func TestEmulateNextSize(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "direct-selects", "--rows", "20000", "-c", "2", "-T", "2s", "--warmup", "1s", "--no-probe",
@@ -181,14 +181,14 @@ func TestEmulateNextSize(t *testing.T) {
 	}
 	found := false
 	for _, s := range doc.Verdict.Suggestions {
-		if strings.HasPrefix(s.Action, "the next size up, azure-mi-gp-file-512g") {
+		if strings.HasPrefix(s.Action, "the next size up, azure-mi-gp-file-256g") {
 			found = true
-			if s.PredictedGain == nil || *s.PredictedGain < 4.5 || *s.PredictedGain > 4.7 {
-				t.Errorf("next size's gain %v, want about 4.6 (2300 ÷ 500 IOPS)", s.PredictedGain)
+			if s.PredictedGain == nil || *s.PredictedGain < 2.15 || *s.PredictedGain > 2.25 {
+				t.Errorf("next size's gain %v, want about 2.2 (1100 ÷ 500 IOPS)", s.PredictedGain)
 			}
 		}
 	}
-	if !found || !strings.Contains(stdout, "try the next size up, azure-mi-gp-file-512g") {
+	if !found || !strings.Contains(stdout, "try the next size up, azure-mi-gp-file-256g") {
 		t.Errorf("no next size suggested: %+v\n%s", doc.Verdict.Suggestions, stdout)
 	}
 }

@@ -29,7 +29,7 @@ func TestLarger(t *testing.T) {
 		return Profile{}
 	}
 	for _, c := range []struct{ of, want string }{
-		{"azure-mi-gp-file-128g", "azure-mi-gp-file-512g azure-mi-gp-file-1t azure-mi-gp-file-2t"},
+		{"azure-mi-gp-file-128g", "azure-mi-gp-file-256g azure-mi-gp-file-512g azure-mi-gp-file-1t azure-mi-gp-file-2t"},
 		{"azure-mi-gp-file-2t", ""},
 		{"azure-2014-s1", "azure-2014-p1 azure-2014-web-business"},
 		{"azure-sql-gp-4", "azure-sql-bc-4 azure-sql-bc-8 azure-sql-bc-16 azure-sql-gp-8 azure-sql-gp-16"},
