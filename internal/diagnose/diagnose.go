@@ -1025,7 +1025,6 @@ func MemoryRule(f Figures) Candidate {
 		return c
 	}
 	readShare, readHow, timed := diskReadShare(f)
-	fromWaits := false
 	if sh := shares(f.WaitMs); sh != nil {
 		// The sessions' own timing of their data-file reads decides
 		// where it is measured: it holds what the device's service
@@ -1033,7 +1032,7 @@ func MemoryRule(f Figures) Candidate {
 		// the read), and leaves out the reads the engine made ahead
 		// of them in the background (a scan's read-ahead: 4,134 device
 		// reads of 0.815 ms per 760 ms scan, 4% of the sessions' time).
-		readShare, timed, fromWaits = sh[WaitDataRead], true, true
+		readShare, timed = sh[WaitDataRead], true
 		readHow = fmt.Sprintf("data-read waits %.0f%% of the sessions' time", 100*readShare)
 	}
 	if *f.CacheHitRatio >= MaxCacheHitRatio || *f.DataReadsPerReq <= MinDataReadsPerReq && (!timed || readShare < MinDiskReadShare) {
@@ -1074,9 +1073,6 @@ func MemoryRule(f Figures) Candidate {
 		c.Why += "; " + readHow
 	}
 	c.Evidence = append(c.Evidence, c.Why)
-	if sh := shares(f.WaitMs); sh != nil && !fromWaits {
-		c.Evidence = append(c.Evidence, fmt.Sprintf("data-read waits are %.0f%% of the sessions' time", 100*sh[WaitDataRead]))
-	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "more memory for the cache, or a smaller working set"})
 	return c
 }
