@@ -401,15 +401,42 @@ func ProceduresSupported(engine string) error {
 // told of --procedures, which takes the per-statement round trips away
 // (their protocol work on both sides, their time on the network, and row
 // locks held across them).
+//
+// A server run bound by contention whose virtual users outnumber the
+// warehouses' terminals (10 each in the specification, clause 4.2.2) is
+// told to load more warehouses first: its users queue for the few
+// warehouse and district rows every New-Order and Payment updates.
 func (w *Workload) Advice(engine, bottleneck string) []string {
+	if engine == "sqlite" {
+		return nil // one writer at a time, whatever the rows
+	}
+	var out []string
+	if bottleneck == "contention" && w.Warehouses > 0 {
+		if vus := w.virtualUsers(); vus > TerminalsPerWH*w.Warehouses {
+			n := (vus + TerminalsPerWH - 1) / TerminalsPerWH
+			out = append(out, fmt.Sprintf("more warehouses: %d virtual users share %d warehouse(s), %d each where TPC-C gives a warehouse %d terminals, and queue for its warehouse and district rows (`ceiling prepare tpcc --warehouses %d --force`, then run at the same -c)",
+				vus, w.Warehouses, (vus+w.Warehouses-1)/w.Warehouses, TerminalsPerWH, n))
+		}
+	}
 	if w.run.procedures || ProceduresSupported(engine) != nil {
-		return nil
+		return out
 	}
 	switch bottleneck {
 	case "cpu", "contention", "client", "network", "none":
-		return []string{"--procedures: each transaction as one call of a server-side routine, as HammerDB runs TPROC-C, instead of a round trip per statement (their protocol work on both sides and their time on the network go, and row locks are no longer held across round trips); gain not predicted from this run"}
+		out = append(out, "--procedures: each transaction as one call of a server-side routine, as HammerDB runs TPROC-C, instead of a round trip per statement (their protocol work on both sides and their time on the network go, and row locks are no longer held across round trips); gain not predicted from this run")
 	}
-	return nil
+	return out
+}
+
+// TerminalsPerWH is the terminals the specification gives each warehouse
+// (clause 4.2.2).
+const TerminalsPerWH = 10
+
+// virtualUsers is the number of virtual users (workers) the run made.
+func (w *Workload) virtualUsers() int {
+	w.run.mu.Lock()
+	defer w.run.mu.Unlock()
+	return len(w.run.made)
 }
 
 // createProcs creates the PostgreSQL functions in conn's session.

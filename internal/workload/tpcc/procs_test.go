@@ -272,3 +272,42 @@ func TestAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceWarehouses: a contention verdict with more virtual users than
+// the warehouses have terminals (MariaDB, 16 users on 1 warehouse: lock
+// waits 42% of the sessions' time) is told to load more warehouses, first
+// (also with --all-warehouses: the users spread over the same few rows);
+// not with 10 users a warehouse or fewer, not on SQLite, not for another
+// verdict.
+func TestAdviceWarehouses(t *testing.T) {
+	users := func(w *Workload, n int) *Workload {
+		w.run.made = map[int]uint64{}
+		for i := range n {
+			w.run.made[i] = 1
+		}
+		return w
+	}
+	w := users(newTestWorkload(t), 16)
+	w.Warehouses = 1
+	got := w.Advice("mysql", "contention")
+	want := "more warehouses: 16 virtual users share 1 warehouse(s), 16 each where TPC-C gives a warehouse 10 terminals, and queue for its warehouse and district rows (`ceiling prepare tpcc --warehouses 2 --force`, then run at the same -c)"
+	if len(got) != 2 || got[0] != want || !strings.HasPrefix(got[1], "--procedures: ") {
+		t.Errorf("16 users on 1 warehouse: %q", got)
+	}
+	if got := w.Advice("sqlite", "contention"); len(got) != 0 {
+		t.Errorf("sqlite: %q", got)
+	}
+	if got := w.Advice("postgres", "cpu"); len(got) != 1 || !strings.HasPrefix(got[0], "--procedures: ") {
+		t.Errorf("cpu: %q", got)
+	}
+	few := users(newTestWorkload(t), 20)
+	few.Warehouses = 2
+	if got := few.Advice("postgres", "contention"); len(got) != 1 {
+		t.Errorf("10 users a warehouse: %q", got)
+	}
+	spread := users(newTestWorkload(t, "--all-warehouses"), 16)
+	spread.Warehouses = 1
+	if got := spread.Advice("postgres", "contention"); len(got) != 2 || got[0] != want {
+		t.Errorf("--all-warehouses: %q", got)
+	}
+}
