@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,34 +88,7 @@ func (e *env) withDB(msg string) string {
 	if e.dbArg == "" {
 		return msg
 	}
-	return addDB(msg, e.dbArg)
-}
-
-// dbCommands are the commands that take --db.
-var dbCommands = []string{"run", "knee", "prepare", "cleanup", "check"}
-
-func addDB(msg, db string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(msg, "`ceiling ")
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(msg[i+1:], '`')
-		if j < 0 {
-			break
-		}
-		cmd := msg[i : i+1+j] // from the opening backquote, without the closing one
-		b.WriteString(msg[:i])
-		b.WriteString(cmd)
-		if f := strings.Fields(cmd[len("`ceiling "):]); len(f) > 0 && slices.Contains(dbCommands, f[0]) && !strings.Contains(cmd, "--db") {
-			b.WriteString(" --db " + report.ShellWord(db))
-		}
-		b.WriteByte('`')
-		msg = msg[i+2+j:]
-	}
-	b.WriteString(msg)
-	return b.String()
+	return report.WithDB(msg, e.dbArg)
 }
 
 func oneLine(s string) string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
@@ -371,8 +372,8 @@ func TestAddDB(t *testing.T) {
 		{"it's `ceiling check tpcc`", "sqlite:/tmp/it's.db", "it's `ceiling check tpcc --db 'sqlite:/tmp/it'\\''s.db'`"},
 	}
 	for _, tc := range tests {
-		if got := addDB(tc.msg, tc.db); got != tc.want {
-			t.Errorf("addDB(%q, %q)\n got %q\nwant %q", tc.msg, tc.db, got, tc.want)
+		if got := report.WithDB(tc.msg, tc.db); got != tc.want {
+			t.Errorf("WithDB(%q, %q)\n got %q\nwant %q", tc.msg, tc.db, got, tc.want)
 		}
 	}
 }

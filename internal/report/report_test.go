@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -496,6 +497,20 @@ func TestAdvice(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("the advice is in the verdict %d times, want once: %+v", n, res.Verdict.Suggestions)
+	}
+	// A command the advice gives carries the run's --db (redacted).
+	p.Info.DSN = "postgres://app:secret@db1/bench?sslmode=require"
+	p.Advice = func(string, string) []string {
+		return []string{"more warehouses (`ceiling prepare tpcc --warehouses 2 --force`)"}
+	}
+	res2, err := Build(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res2.Verdict.Suggestions, func(s diagnose.Suggestion) bool {
+		return s.Action == "more warehouses (`ceiling prepare tpcc --warehouses 2 --force --db 'postgres://app:xxxxx@db1/bench?sslmode=require'`)"
+	}) {
+		t.Errorf("advice without the run's --db: %+v", res2.Verdict.Suggestions)
 	}
 	var buf bytes.Buffer
 	PrintVerdict(&buf, res.Verdict)

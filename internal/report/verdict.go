@@ -102,6 +102,9 @@ func addAdvice(res *Result, p Params) {
 		return
 	}
 	for _, a := range p.Advice(res.Target.Engine, res.Verdict.Bottleneck) {
+		if res.Target.DSN != "" {
+			a = WithDB(a, target.Redact(target.GivenDSN(res.Target.DSN)))
+		}
 		if !slices.ContainsFunc(res.Verdict.Suggestions, func(s diagnose.Suggestion) bool { return s.Action == a }) {
 			res.Verdict.Suggestions = append(res.Verdict.Suggestions, diagnose.Suggestion{Action: a})
 		}
