@@ -21,7 +21,9 @@ import (
 var Meta = workload.Meta{
 	Name:        "direct-selects",
 	Description: "single-row selects (all columns) of a ~400-byte row by a random live id",
-	New:         func() workload.Workload { return &DirectSel{Base: rowdata.Base{MinRows: 1, ReadOnly: true}} },
+	New: func() workload.Workload {
+		return &DirectSel{Base: rowdata.Base{Workload: "direct-selects", MinRows: 1, ReadOnly: true}}
+	},
 }
 
 // OpSelect is the only operation.

@@ -31,7 +31,9 @@ import (
 var Meta = workload.Meta{
 	Name:        "indirect-selects",
 	Description: "range selects: row_id BETWEEN a AND b (mean 660 rows examined) AND a random numeric column in a wide range",
-	New:         func() workload.Workload { return &IndSel{Base: rowdata.Base{MinRows: 1, ReadOnly: true}} },
+	New: func() workload.Workload {
+		return &IndSel{Base: rowdata.Base{Workload: "indirect-selects", MinRows: 1, ReadOnly: true}}
+	},
 }
 
 // OpSelect is the only operation.

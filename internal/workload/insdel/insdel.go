@@ -16,7 +16,7 @@ import (
 var Meta = workload.Meta{
 	Name:        "inserts-deletes",
 	Description: "50/50 single-row inserts (sequential ids) and deletes (random live ids) of a ~400-byte row",
-	New:         func() workload.Workload { return &InsDel{} },
+	New:         func() workload.Workload { return &InsDel{Base: rowdata.Base{Workload: "inserts-deletes"}} },
 }
 
 // Operation indexes.

@@ -24,7 +24,7 @@ import (
 var Meta = workload.Meta{
 	Name:        "mixed",
 	Description: "insert 20% / select 30% (direct 75%, indirect 25%) / update 30% / delete 20% of a ~400-byte row",
-	New:         func() workload.Workload { return &Mixed{} },
+	New:         func() workload.Workload { return &Mixed{Base: rowdata.Base{Workload: "mixed"}} },
 }
 
 // Operation indexes.

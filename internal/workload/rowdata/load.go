@@ -202,9 +202,12 @@ const MaxTables = 1000
 // used 51), each with its own ids 1..rows/N and its own live set; each
 // request picks its table uniformly at random (PickTable).
 type Base struct {
-	Rows    int64
-	NTables int
-	Seed    uint64
+	// Workload is the workload's name, for the commands messages suggest.
+	// Set by the workload's constructor.
+	Workload string
+	Rows     int64
+	NTables  int
+	Seed     uint64
 	// MinRows is the fewest rows per table the workload accepts (1 for
 	// workloads that read or change existing rows). Set by the workload's
 	// constructor.
@@ -370,9 +373,10 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 	names := b.Tables()
 	b.Live = make([]*LiveSet, len(names))
 	// A shard reuses without --reuse: say so, and not to leave it out.
-	what, again := "--reuse", fmt.Sprintf("run `ceiling prepare` with the same --rows %d --tables %d first, or leave out --reuse", b.Rows, b.tables())
+	prepare := fmt.Sprintf("`ceiling prepare %s --rows %d --tables %d`", b.Workload, b.Rows, b.tables())
+	what, again := "--reuse", "run "+prepare+" first, or leave out --reuse"
 	if b.ShardN > 0 {
-		what, again = "sharded run", fmt.Sprintf("the shards start from the dataset as prepared: run `ceiling prepare` with the same --db, --rows %d and --tables %d once before starting them", b.Rows, b.tables())
+		what, again = "sharded run", "the shards start from the dataset as prepared: run "+prepare+" once before starting them"
 	}
 	for i, name := range names {
 		n := b.TableRows(i)

@@ -35,7 +35,9 @@ import (
 var Meta = workload.Meta{
 	Name:        "sequential-selects",
 	Description: "whole-table reads (every row and column, no ORDER BY) of the ~400-byte row table; --cold tries to start from a cold cache",
-	New:         func() workload.Workload { return &SeqSel{Base: rowdata.Base{MinRows: 1, ReadOnly: true}} },
+	New: func() workload.Workload {
+		return &SeqSel{Base: rowdata.Base{Workload: "sequential-selects", MinRows: 1, ReadOnly: true}}
+	},
 }
 
 // OpScan is the only operation.

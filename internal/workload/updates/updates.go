@@ -20,7 +20,7 @@ import (
 var Meta = workload.Meta{
 	Name:        "updates",
 	Description: "single-row updates of every non-key column of a ~400-byte row, by a random live id",
-	New:         func() workload.Workload { return &Updates{Base: rowdata.Base{MinRows: 1}} },
+	New:         func() workload.Workload { return &Updates{Base: rowdata.Base{Workload: "updates", MinRows: 1}} },
 }
 
 // OpUpdate is the only operation.
