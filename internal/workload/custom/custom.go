@@ -379,7 +379,7 @@ func (c *Custom) reuse(ctx context.Context, t target.Target, progress io.Writer)
 		name := TablePrefix + tb.spec.Name
 		if !slices.Contains(have, name) {
 			if c.shardN > 0 { // a shard reuses without --reuse
-				return fmt.Errorf("sharded run: no ceiling table %s: the shards start from the tables as prepared: run `ceiling prepare custom --file %s` with the same --db once before starting them", d.Table(name), c.Path)
+				return fmt.Errorf("sharded run: no ceiling table %s: the shards start from the tables as prepared: run `ceiling prepare custom --file %s` once before starting them", d.Table(name), c.Path)
 			}
 			return fmt.Errorf("--reuse: no ceiling table %s: run `ceiling prepare custom --file %s` first, or leave out --reuse", d.Table(name), c.Path)
 		}
