@@ -1359,6 +1359,27 @@ func TestLogRateThroughSQLiteLock(t *testing.T) {
 	if c := LogRateRule(f); c.Matched {
 		t.Errorf("server: lock waits counted for the log: %s", c.Why)
 	}
+	// A knee of single inserts held to the 2014 S1 log rate (0.36 MiB/s),
+	// 4 writers: a saturated probe's log rate is flat and the lock's
+	// waits are the log's (it was named contention, 0.75 against the flat
+	// log's 0.5); the first failing probe kept up (late 0.4%) with its
+	// requests queued for the writer, not in ceiling's schedule (it was
+	// contention (kept up)); the holder there spent 0.75 of its time on
+	// the log.
+	sat := Figures{InProcess: true, OpenLoop: true, Threads: 4, LogMBPerSec: p(0.36), PrevLogMBPerSec: p(0.36), RateRise: p(1.33), LatePct: p(42.2),
+		CommitsWait: no, WaitMs: map[string]float64{WaitLog: 25, WaitLock: 74, WaitCPU: 1}}
+	if v := Diagnose(sat); v.Bottleneck != LogRate {
+		t.Errorf("saturated probe under the held log: %s %q", v.Bottleneck, v.Evidence)
+	}
+	kept := sat
+	kept.PrevLogMBPerSec, kept.RateRise, kept.LatePct = p(0.355), p(1.03), p(0.4)
+	kept.WaitMs = map[string]float64{WaitLog: 24, WaitLock: 70, WaitCPU: 6}
+	if c := LogRateRule(kept); !c.Matched || !strings.Contains(c.Why, "waits for SQLite's one writer while it wrote the log another 56%") {
+		t.Errorf("kept-up probe, requests queued for the writer: matched %v, %q", c.Matched, c.Why)
+	}
+	if v := Diagnose(kept); v.Bottleneck != LogRate {
+		t.Errorf("kept-up probe: %s %q", v.Bottleneck, v.Evidence)
+	}
 	// The holder mostly on CPU: the lock's waits are not the log's.
 	f = Figures{InProcess: true, Threads: 4, LogMBPerSec: p(120), CommitsWait: no,
 		WaitMs: map[string]float64{WaitLog: 20, WaitLock: 36, WaitCPU: 44}}
