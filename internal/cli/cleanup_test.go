@@ -262,3 +262,42 @@ func TestPrepareLoadsTheGeneratedRows(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupAll: `cleanup all` drops every table ceiling made, whatever
+// workload made it (several tables of one, a custom file's), and then the
+// namespace (on SQLite the file ceiling created); on MariaDB a table with
+// ceiling's prefix that ceiling did not make stays.
+func TestCleanupAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "all.db")
+	db := "sqlite:" + path
+	mustCLI(t, "prepare", "single-inserts", "--db", db)
+	mustCLI(t, "prepare", "direct-selects", "--db", db, "--tables", "2", "--rows", "200")
+	mustCLI(t, "prepare", "custom", "--file", filepath.Join("..", "..", "examples", "custom", "orders.yaml"), "--db", db)
+	out := mustCLI(t, "cleanup", "all", "--db", db)
+	for _, want := range []string{"dropped ceiling_single_inserts", "dropped ceiling_rows_1", "dropped ceiling_rows_2", "dropped ceiling_u_orders", "dropped ceiling_u_customers", "removed " + path} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cleanup all lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("%s still exists", path)
+	}
+	if out := mustCLI(t, "cleanup", "all", "--db", db); !strings.Contains(out, "nothing to clean up") {
+		t.Errorf("cleanup all of a missing file: %q", out)
+	}
+
+	dsn := testenv.Optional(t, testenv.MySQLEnv)
+	if dsn == "" {
+		return
+	}
+	mustCLI(t, "prepare", "single-inserts", "--db", dsn)
+	execOn(t, dsn, "CREATE TABLE ceiling_theirs_all (x int)")
+	defer execOn(t, dsn, "DROP TABLE IF EXISTS ceiling_theirs_all")
+	out = mustCLI(t, "cleanup", "all", "--db", dsn)
+	if !strings.Contains(out, "dropped ceiling_single_inserts") || strings.Contains(out, "ceiling_theirs_all") {
+		t.Errorf("cleanup all on MariaDB: %q", out)
+	}
+	if v := queryInts(t, dsn, "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('ceiling_theirs_all', 'ceiling_single_inserts')", 1); v[0] != 1 {
+		t.Errorf("%d of their table and ceiling's left, want theirs alone", v[0])
+	}
+}

@@ -105,47 +105,134 @@ func (e *env) prepareCmd() *cobra.Command {
 }
 
 func (e *env) cleanupCmd() *cobra.Command {
-	return e.workloadParent("cleanup", "Drop a workload's tables (only objects ceiling created)", `  ceiling cleanup tpcc --db postgres://postgres@localhost/postgres
-  ceiling cleanup inserts-deletes                  # sqlite:ceiling.db; the file goes when nothing of ceiling's is left`, func(name string) *cobra.Command {
-		meta, _ := all.Registry().Lookup(name)
-		w := meta.New()
-		f := &targetFlags{durability: "server"}
-		cmd := &cobra.Command{
-			Use:   name + " [flags]",
-			Short: "drop the tables of " + name,
-			Long: "Drops the tables " + name + ` made (only tables ceiling created; a foreign
+	parent := e.workloadParent("cleanup", "Drop a workload's tables (only objects ceiling created)", `  ceiling cleanup tpcc --db postgres://postgres@localhost/postgres
+  ceiling cleanup inserts-deletes                  # sqlite:ceiling.db; the file goes when nothing of ceiling's is left
+  ceiling cleanup all --db mysql://root@127.0.0.1:3306/test   # every table and routine ceiling made there`, e.cleanupWorkloadCmd)
+	parent.AddCommand(e.cleanupAllCmd())
+	return parent
+}
+
+// cleanupAllCmd is `ceiling cleanup all`: every object ceiling made in
+// the database (any workload's tables, TPC-C's routines, the shards'
+// meeting tables) and its namespace, nothing else.
+func (e *env) cleanupAllCmd() *cobra.Command {
+	f := &targetFlags{durability: "server"}
+	cmd := &cobra.Command{
+		Use:   "all [flags]",
+		Short: "drop every table and routine ceiling made in the database, and its namespace",
+		Long: `Drops every object ceiling made in the database, whatever workload made it:
+the tables it marked as its own (any workload's, custom files' included),
+TPC-C's server-side routines (--procedures), the shards' meeting tables, then
+ceiling's namespace: the PostgreSQL schema "ceiling" (if ceiling created it
+and nothing else is in it), and on SQLite the bookkeeping table and, if
+ceiling created the file, the file. An object of the same name that ceiling
+did not make is never touched.`,
+		Example: "  ceiling cleanup all --db postgres://postgres@localhost/postgres\n  ceiling cleanup all --db sqlite:/tmp/bench.db",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			t, err := e.openExisting(ctx, f)
+			if errors.Is(err, target.ErrNoDatabase) {
+				fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer closeTarget(t)
+			return e.cleanupAll(ctx, t)
+		},
+	}
+	f.bind(cmd.Flags())
+	return cmd
+}
+
+// cleanupAll drops the extras of every workload that makes some, then
+// every ceiling table (TPC-C's dataset marker first, so that a cleanup cut
+// short leaves the dataset marked incomplete rather than whole), then the
+// namespace.
+func (e *env) cleanupAll(ctx context.Context, t target.Target) error {
+	for _, m := range all.Registry() {
+		x, ok := m.New().(workload.ExtraDropper)
+		if !ok {
+			continue
+		}
+		dropped, err := x.DropExtras(ctx, t)
+		for _, d := range dropped {
+			fmt.Fprintf(e.stdout, "dropped %s\n", d)
+		}
+		if err != nil {
+			return fmt.Errorf("cleanup all: %w", err)
+		}
+	}
+	have, err := t.Schema().Tables(ctx)
+	if err != nil {
+		return fmt.Errorf("cleanup all: %w", err)
+	}
+	slices.SortStableFunc(have, func(a, b string) int {
+		switch {
+		case a == tpccMetaTable && b != tpccMetaTable:
+			return -1
+		case b == tpccMetaTable && a != tpccMetaTable:
+			return 1
+		}
+		return 0
+	})
+	for _, tb := range have {
+		if err := t.Schema().DropTable(ctx, tb); err != nil {
+			return fmt.Errorf("cleanup all: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "dropped %s\n", t.Dialect().Table(tb))
+	}
+	if len(have) == 0 {
+		fmt.Fprintln(e.stdout, "no ceiling table to drop")
+	}
+	return e.dropNamespace(ctx, t, "cleanup all")
+}
+
+// tpccMetaTable is TPC-C's dataset marker table (unqualified).
+const tpccMetaTable = "tpcc_meta"
+
+// cleanupWorkloadCmd is `ceiling cleanup WORKLOAD`.
+func (e *env) cleanupWorkloadCmd(name string) *cobra.Command {
+	meta, _ := all.Registry().Lookup(name)
+	w := meta.New()
+	f := &targetFlags{durability: "server"}
+	cmd := &cobra.Command{
+		Use:   name + " [flags]",
+		Short: "drop the tables of " + name,
+		Long: "Drops the tables " + name + ` made (only tables ceiling created; a foreign
 table of the same name is an error, never dropped). When no ceiling table is
 left, ceiling's namespace goes too: the PostgreSQL schema "ceiling" (if
 ceiling created it and nothing else is in it), and on SQLite the bookkeeping
 table and, if ceiling created the file, the database file itself.`,
-			Example: fmt.Sprintf("  ceiling cleanup %s --db sqlite:/tmp/bench.db", name),
-			Args:    noArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				if err := phaseFlags(cmd.Flags(), "cleanup"); err != nil {
-					return err
+		Example: fmt.Sprintf("  ceiling cleanup %s --db sqlite:/tmp/bench.db", name),
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := phaseFlags(cmd.Flags(), "cleanup"); err != nil {
+				return err
+			}
+			if v, ok := w.(workload.CleanupValidator); ok {
+				if err := v.ValidateCleanup(); err != nil {
+					return &UsageError{Err: err}
 				}
-				if v, ok := w.(workload.CleanupValidator); ok {
-					if err := v.ValidateCleanup(); err != nil {
-						return &UsageError{Err: err}
-					}
-				}
-				ctx := cmd.Context()
-				t, err := e.openExisting(ctx, f)
-				if errors.Is(err, target.ErrNoDatabase) {
-					fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				defer closeTarget(t)
-				return e.cleanup(ctx, t, name, w)
-			},
-		}
-		f.bind(cmd.Flags())
-		w.Flags(cmd.Flags()) // e.g. --tables N names the tables to drop
-		return cmd
-	})
+			}
+			ctx := cmd.Context()
+			t, err := e.openExisting(ctx, f)
+			if errors.Is(err, target.ErrNoDatabase) {
+				fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer closeTarget(t)
+			return e.cleanup(ctx, t, name, w)
+		},
+	}
+	f.bind(cmd.Flags())
+	w.Flags(cmd.Flags()) // e.g. --tables N names the tables to drop
+	return cmd
 }
 
 // phaseFlags refuses a workload flag given to a command it does nothing
@@ -242,10 +329,17 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 		fmt.Fprintf(e.stdout, "kept ceiling's other tables: %s\n", strings.Join(left, ", "))
 		return nil
 	}
+	return e.dropNamespace(ctx, t, "cleanup "+name)
+}
+
+// dropNamespace drops ceiling's namespace once no ceiling table is left
+// (DropAll), and says what went.
+func (e *env) dropNamespace(ctx context.Context, t target.Target, what string) error {
 	hadNamespace := true
 	if nh, ok := t.Schema().(target.NamespaceHolder); ok {
+		var err error
 		if hadNamespace, err = nh.HasNamespace(ctx); err != nil {
-			return fmt.Errorf("cleanup %s: %w", name, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	if err := t.Schema().DropAll(ctx); err != nil {
@@ -254,6 +348,8 @@ func (e *env) cleanup(ctx context.Context, t target.Target, name string, w workl
 		return nil
 	}
 	switch info := t.Info(); info.Engine {
+	case "mysql":
+		fmt.Fprintln(e.stdout, "no ceiling table left")
 	case "postgres":
 		if hadNamespace {
 			fmt.Fprintln(e.stdout, "no ceiling table left: dropped schema ceiling")
