@@ -130,17 +130,7 @@ did not make is never touched.`,
 		Example: "  ceiling cleanup all --db postgres://postgres@localhost/postgres\n  ceiling cleanup all --db sqlite:/tmp/bench.db",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			t, err := e.openExisting(ctx, f)
-			if errors.Is(err, target.ErrNoDatabase) {
-				fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			defer closeTarget(t)
-			return e.cleanupAll(ctx, t)
+			return e.withExisting(cmd.Context(), f, e.cleanupAll)
 		},
 	}
 	f.bind(cmd.Flags())
@@ -190,6 +180,21 @@ func (e *env) cleanupAll(ctx context.Context, t target.Target) error {
 	return e.dropNamespace(ctx, t, "cleanup all")
 }
 
+// withExisting opens the target of f for a cleanup and runs clean on it;
+// a database file that does not exist has nothing to clean up.
+func (e *env) withExisting(ctx context.Context, f *targetFlags, clean func(context.Context, target.Target) error) error {
+	t, err := e.openExisting(ctx, f)
+	if errors.Is(err, target.ErrNoDatabase) {
+		fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer closeTarget(t)
+	return clean(ctx, t)
+}
+
 // tpccMetaTable is TPC-C's dataset marker table (unqualified).
 const tpccMetaTable = "tpcc_meta"
 
@@ -217,17 +222,9 @@ table and, if ceiling created the file, the database file itself.`,
 					return &UsageError{Err: err}
 				}
 			}
-			ctx := cmd.Context()
-			t, err := e.openExisting(ctx, f)
-			if errors.Is(err, target.ErrNoDatabase) {
-				fmt.Fprintf(e.stdout, "nothing to clean up: %s\n", oneLine(err.Error()))
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			defer closeTarget(t)
-			return e.cleanup(ctx, t, name, w)
+			return e.withExisting(cmd.Context(), f, func(ctx context.Context, t target.Target) error {
+				return e.cleanup(ctx, t, name, w)
+			})
 		},
 	}
 	f.bind(cmd.Flags())
