@@ -352,7 +352,7 @@ func summaryBlocks(r *report.Result) []Block {
 		}
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
-		blocks = append(blocks, Block{Note: "server evidence incomplete: " + r.Evidence.Error})
+		blocks = append(blocks, Block{Note: "server evidence incomplete: " + report.EvidenceErrorText(r.Evidence)})
 	}
 	return blocks
 }

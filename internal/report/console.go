@@ -252,7 +252,7 @@ func PrintSummary(w io.Writer, r *Result) {
 		}
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
-		fmt.Fprintf(w, "server evidence incomplete: %s\n", oneLine(r.Evidence.Error))
+		fmt.Fprintf(w, "server evidence incomplete: %s\n", EvidenceErrorText(r.Evidence))
 	}
 	if r.Client.CPUPctCores != nil {
 		fmt.Fprintf(w, "load generator CPU: %.0f%% of %d cores", *r.Client.CPUPctCores, r.Client.Cores)
@@ -445,4 +445,23 @@ func RoundTripsLine(r *Result) string {
 		line += fmt.Sprintf(", at least %.3g ms of each on the network (round trip p50 %.3g ms)", *s.RoundTripsPerRequest*n.RoundTripMs.P50, n.RoundTripMs.P50)
 	}
 	return line
+}
+
+// EvidenceErrorText says how many samples of the server's evidence failed,
+// when the first did, and why (on one line).
+func EvidenceErrorText(ev *Evidence) string {
+	what := ""
+	switch {
+	case ev.FailedSamples == 1:
+		what = "1 sample failed"
+	case ev.FailedSamples > 1:
+		what = fmt.Sprintf("%d samples failed", ev.FailedSamples)
+	}
+	if what != "" && ev.FirstFailedS != nil {
+		what += fmt.Sprintf(" (the first %.1f s into the run)", *ev.FirstFailedS)
+	}
+	if what == "" {
+		return oneLine(ev.Error)
+	}
+	return what + ": " + oneLine(ev.Error)
 }

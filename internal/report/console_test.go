@@ -34,6 +34,24 @@ func TestOneLine(t *testing.T) {
 	}
 }
 
+// TestEvidenceErrorText: failed samples of server evidence are counted,
+// with when the first failed and why; a result written before they were
+// counted shows its error alone.
+func TestEvidenceErrorText(t *testing.T) {
+	at := 12.3
+	ev := &Evidence{Error: "the sampler's session: postgres: connect to postgres://u@h/db: connection refused", FailedSamples: 3, FirstFailedS: &at}
+	if got := EvidenceErrorText(ev); got != "3 samples failed (the first 12.3 s into the run): the sampler's session: postgres: connect to postgres://u@h/db: connection refused" {
+		t.Errorf("three: %q", got)
+	}
+	ev.FailedSamples = 1
+	if got := EvidenceErrorText(ev); !strings.HasPrefix(got, "1 sample failed (the first 12.3 s into the run): ") {
+		t.Errorf("one: %q", got)
+	}
+	if got := EvidenceErrorText(&Evidence{Error: "x\ny"}); got != "x y" {
+		t.Errorf("uncounted: %q", got)
+	}
+}
+
 // The repeats table prints per-request counts as the summary does.
 func TestRepeatsPerOpDigits(t *testing.T) {
 	v := func(x float64) *float64 { return &x }

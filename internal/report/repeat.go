@@ -218,8 +218,9 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 		out.Partial = out.Partial || r.Partial
 		out.Total.Merge(r.Total)
 		if out.SampleErr == "" {
-			out.SampleErr = r.SampleErr
+			out.SampleErr, out.SampleErrAt = r.SampleErr, r.SampleErrAt
 		}
+		out.SampleErrs += r.SampleErrs
 		cpu += r.ClientCPUSeconds
 		cpuKnown = cpuKnown && r.ClientCPUSeconds >= 0
 		out.InFlight.Requests += r.InFlight.Requests

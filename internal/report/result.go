@@ -8,6 +8,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -336,6 +337,11 @@ type Evidence struct {
 	Counters map[string]float64 `json:"counters"`
 	PerSec   map[string]float64 `json:"per_sec"`
 	Error    string             `json:"error,omitempty"`
+	// FailedSamples is how many samples of the server's evidence failed
+	// (Error is the first one's), the first FirstFailedS seconds into the
+	// run; the figures over the run then lack the intervals they bound.
+	FailedSamples int      `json:"failed_samples,omitempty"`
+	FirstFailedS  *float64 `json:"first_failed_s,omitempty"`
 	// ServerRestarted: the server's counters went back within the period
 	// (a restart), so only the host's counters are in Counters.
 	ServerRestarted bool `json:"server_restarted,omitempty"`
@@ -591,7 +597,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 				ev.PerSec[k] = v / ev.Seconds
 			}
 		}
-		ev.Error = r.SampleErr
+		sampleErr(ev, r)
 		ev.ServerRestarted = r.Evidence.Restarted
 		if ev.ServerRestarted {
 			res.Notes = append(res.Notes, "the server's counters went back during the run (a restart?): no delta of them is known across it, so the server's figures over the run (per-request costs, log and data rates, commits) are n/a; the host's and the log device's stay, and the intervals before and after the restart have their own")
@@ -618,7 +624,8 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 			res.Files = append(res.Files, fileOf(f, r.Evidence.Seconds, tot.Requests))
 		}
 	} else if r.SampleErr != "" {
-		res.Evidence = &Evidence{Error: r.SampleErr}
+		res.Evidence = &Evidence{}
+		sampleErr(res.Evidence, r)
 	}
 
 	res.Client.Cores = p.Cores
@@ -899,4 +906,14 @@ func foreignWorkNote(c Costs, excess, seconds float64) string {
 		return ""
 	}
 	return fmt.Sprintf("the server committed %.1f transactions per request ceiling sent: "+foreignWorkMark+" its server-wide counters, so the server evidence and per-request costs overstate this workload", *c.CommitsPerOp)
+}
+
+// sampleErr records in ev the run's failed samples of server evidence.
+func sampleErr(ev *Evidence, r *runner.Result) {
+	if r.SampleErr == "" {
+		return
+	}
+	ev.Error, ev.FailedSamples = r.SampleErr, max(r.SampleErrs, 1)
+	at := math.Round(r.SampleErrAt.Seconds()*10) / 10
+	ev.FirstFailedS = &at
 }

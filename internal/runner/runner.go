@@ -194,6 +194,10 @@ type Result struct {
 	Intervals []Interval
 	Evidence  *Evidence // over the measured phase; nil when not available
 	SampleErr string    // first error reading server evidence, if any
+	// SampleErrs is how many samples of server evidence failed, the first
+	// SampleErrAt into the run (from its start, warm-up included).
+	SampleErrs  int
+	SampleErrAt time.Duration
 	// ClientCPUSeconds is the CPU time ceiling itself used in the measured
 	// phase (user+system); negative when it could not be read.
 	ClientCPUSeconds float64
@@ -695,8 +699,9 @@ func (sr *series) sample() *target.Sample {
 	s, err := sr.r.sampler.Sample(sctx)
 	if err != nil {
 		if sr.res.SampleErr == "" {
-			sr.res.SampleErr = err.Error()
+			sr.res.SampleErr, sr.res.SampleErrAt = err.Error(), time.Since(sr.begin)
 		}
+		sr.res.SampleErrs++
 		return nil
 	}
 	if sr.prev != nil && restarted(sr.prev, &s) {

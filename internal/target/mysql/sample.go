@@ -30,7 +30,7 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 		if t.sampler == nil {
 			c, err := t.conn(ctx)
 			if err != nil {
-				return target.Sample{}, fmt.Errorf("mysql: sample: %w", err)
+				return target.Sample{}, fmt.Errorf("the sampler's session: %w", err) // "mysql: connect to …"
 			}
 			t.sampler = c
 			if t.samplerSessions > 0 {

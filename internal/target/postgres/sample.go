@@ -76,7 +76,7 @@ func (t *pgTarget) sample(ctx context.Context) (target.Sample, error) {
 		lost := t.samplerLost || t.sampler != nil
 		c, err := t.connect(ctx, t.scfg)
 		if err != nil {
-			return target.Sample{}, fmt.Errorf("postgres: sample: %w", err)
+			return target.Sample{}, fmt.Errorf("the sampler's session: %w", err) // "postgres: connect to …"
 		}
 		t.sampler, t.samplerLost = c, false
 		if lost {
