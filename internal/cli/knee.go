@@ -402,6 +402,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		doc.Partial = true
 	}
 	f.shard.apply(doc, steps, w, key, hosts)
+	replaced := replacesFile(f.out)
 	path, err := report.Write(f.out, doc)
 	report.PrintKnee(e.stdout, doc)
 	if e.printResult {
@@ -413,7 +414,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nresult: %s\n", path)
+	fmt.Fprintf(e.stdout, "\nresult: %s%s\n", path, replaced)
 	if cerr != nil {
 		return fmt.Errorf("restore settings: %w", cerr)
 	}

@@ -609,6 +609,7 @@ func (e *env) postCheck(ctx context.Context, t target.Target, w workload.Workloa
 // went wrong (restoring settings, a stop part-way, an interruption) into
 // the command's error, naming the partial result.
 func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) error {
+	replaced := replacesFile(out)
 	path, err := report.Write(out, doc)
 	report.PrintSummary(e.stdout, doc)
 	if e.printResult {
@@ -620,7 +621,7 @@ func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nresult: %s\n", path)
+	fmt.Fprintf(e.stdout, "\nresult: %s%s\n", path, replaced)
 	if closeErr != nil {
 		return fmt.Errorf("restore settings: %w", closeErr)
 	}
@@ -926,4 +927,17 @@ func (e *env) runIsolated(ctx context.Context, t target.Target, w workload.Workl
 		}
 	}
 	return out, nil
+}
+
+// replacesFile says, for an --out naming a file that exists, that the
+// result replaces it ("" otherwise): a result file of an earlier run is
+// gone once the new one is written.
+func replacesFile(out string) string {
+	if !report.OutFile(out) {
+		return ""
+	}
+	if st, err := os.Stat(out); err == nil && st.Mode().IsRegular() {
+		return " (replaced the file that was there)"
+	}
+	return ""
 }
