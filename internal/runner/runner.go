@@ -699,7 +699,10 @@ func (sr *series) sample() *target.Sample {
 	s, err := sr.r.sampler.Sample(sctx)
 	if err != nil {
 		if sr.res.SampleErr == "" {
-			sr.res.SampleErr, sr.res.SampleErrAt = err.Error(), time.Since(sr.begin)
+			sr.res.SampleErr = err.Error()
+			if !sr.begin.IsZero() { // 0: the opening sample, before the workers start
+				sr.res.SampleErrAt = time.Since(sr.begin)
+			}
 		}
 		sr.res.SampleErrs++
 		return nil
