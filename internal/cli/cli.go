@@ -232,7 +232,11 @@ func (e *env) workloadParent(use, short, example string, sub func(name string) *
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("%s needs a workload: one of %s", cmd.CommandPath(), workloadNames())
+			names := workloadNames()
+			if use == "cleanup" {
+				names += " (or all, for every one of them)"
+			}
+			return usagef("%s needs a workload: one of %s", cmd.CommandPath(), names)
 		},
 	}
 	for _, m := range all.Registry() {

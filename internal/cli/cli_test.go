@@ -302,6 +302,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"unknown workload", []string{"run", "nope", "--db", db}, ExitUsage, `unknown workload "nope"`},
 		{"missing workload", []string{"run"}, ExitUsage, "needs a workload"},
+		{"cleanup without a workload", []string{"cleanup"}, ExitUsage, "needs a workload: one of inserts-deletes, "},
+		{"cleanup without a workload names all", []string{"cleanup"}, ExitUsage, "tpcc, custom (or all, for every one of them)"},
 		{"unknown command", []string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
 		{"unknown flag", []string{"run", "single-inserts", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
 		{"malformed DSN", []string{"run", "single-inserts", "--db", "nonsense", "--ops", "1"}, ExitUsage, "malformed DSN"},
