@@ -114,7 +114,7 @@ func suggestLarger(doc *report.Result) {
 	// The next size up: of the larger ones, the one predicted to gain
 	// least but still to gain (one that lifts only a limit the run did not
 	// reach does not).
-	var next *predict.Profile
+	var next predict.Profile
 	gain := math.Inf(1)
 	for _, q := range predict.Larger(all[i], all) {
 		pr := predict.Predict(doc, q)
@@ -122,16 +122,16 @@ func suggestLarger(doc *report.Result) {
 			continue
 		}
 		if g := *pr.RequestsPerSec / *cur.RequestsPerSec; g >= 1.05 && g < gain {
-			next, gain = &q, g
+			next, gain = q, g
 		}
 	}
-	if next != nil {
-		q := *next
-		g, r := math.Round(gain*100)/100, math.Round(doc.Summary.RequestsPerSec*gain)
-		s := diagnose.Suggestion{
-			Action:        fmt.Sprintf("the next size up, %s (%s), as predict models it (--emulate %s measures it)", q.Name, q.Title, q.Name),
-			PredictedGain: &g, PredictedRequestsPerSec: &r,
-		}
-		v.Suggestions = slices.Insert(v.Suggestions, min(1, len(v.Suggestions)), s)
+	if next.Name == "" {
+		return
 	}
+	g, r := math.Round(gain*100)/100, math.Round(doc.Summary.RequestsPerSec*gain)
+	s := diagnose.Suggestion{
+		Action:        fmt.Sprintf("the next size up, %s (%s), as predict models it (--emulate %s measures it)", next.Name, next.Title, next.Name),
+		PredictedGain: &g, PredictedRequestsPerSec: &r,
+	}
+	v.Suggestions = slices.Insert(v.Suggestions, min(1, len(v.Suggestions)), s)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
 	"github.com/ceiling-db/ceiling/internal/workload/all"
+	"github.com/ceiling-db/ceiling/internal/workload/tpcc"
 )
 
 func (e *env) prepareCmd() *cobra.Command {
@@ -161,9 +162,9 @@ func (e *env) cleanupAll(ctx context.Context, t target.Target) error {
 	}
 	slices.SortStableFunc(have, func(a, b string) int {
 		switch {
-		case a == tpccMetaTable && b != tpccMetaTable:
+		case a == tpcc.TMeta && b != tpcc.TMeta:
 			return -1
-		case b == tpccMetaTable && a != tpccMetaTable:
+		case b == tpcc.TMeta && a != tpcc.TMeta:
 			return 1
 		}
 		return 0
@@ -194,9 +195,6 @@ func (e *env) withExisting(ctx context.Context, f *targetFlags, clean func(conte
 	defer closeTarget(t)
 	return clean(ctx, t)
 }
-
-// tpccMetaTable is TPC-C's dataset marker table (unqualified).
-const tpccMetaTable = "tpcc_meta"
 
 // cleanupWorkloadCmd is `ceiling cleanup WORKLOAD`.
 func (e *env) cleanupWorkloadCmd(name string) *cobra.Command {
