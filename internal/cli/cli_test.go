@@ -491,7 +491,9 @@ func TestParentExamples(t *testing.T) {
 // TestSeriesInterval: a run planned longer than MaxSeriesPoints default
 // intervals keeps a point every few whole seconds instead (bounded memory
 // for hours-long runs, DESIGN §4); an --interval the user gave is kept,
-// with what it costs; a run of --ops is not planned, so not bounded.
+// with what it costs; an open loop of --ops lasts --ops ÷ --rate; a closed
+// loop of --ops is not planned: its series widens as it grows instead
+// (runner.Config.MaxPoints, tested in the runner).
 func TestSeriesInterval(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -509,11 +511,22 @@ func TestSeriesInterval(t *testing.T) {
 		{"given", runner.Config{Interval: time.Second, Duration: 5 * time.Hour}, true, time.Second,
 			"--interval 1s over 5h0m0s keeps 18,000 points (~54 MB of memory, ~36 MB of JSON)", true},
 		{"ops", runner.Config{Interval: time.Second, Ops: 1e9}, false, time.Second, "", false},
+		{"open loop of ops", runner.Config{Interval: time.Second, Rate: 10, Ops: 1e6}, false, 14 * time.Second,
+			"the series keeps a point every 14s (27h46m40s at 1s would be 100,000 points", true},
 	} {
 		got, note := seriesInterval(c.cfg, c.given)
 		if got != c.want || (note != "") != c.wantNote || !strings.Contains(note, c.noteHas) {
 			t.Errorf("%s: %v %q, want %v and a note with %q", c.name, got, note, c.want, c.noteHas)
 		}
+		if want := c.name == "ops"; unplanned(c.cfg) != want {
+			t.Errorf("%s: unplanned %v, want %v", c.name, !want, want)
+		}
+	}
+	if n := widenedNote(time.Second, []*runner.Result{{Stride: 1}, {}}); n != "" {
+		t.Errorf("series of one width: note %q", n)
+	}
+	if n := widenedNote(time.Second, []*runner.Result{{Stride: 2}, {Stride: 8}}); !strings.Contains(n, "1s each for the first 3,600, then twice as long for half as many, up to 8s") {
+		t.Errorf("widened series: note %q", n)
 	}
 }
 

@@ -377,6 +377,9 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		return runner.Config{}, err
 	}
 	cfg.Interval, f.seriesNote = seriesInterval(cfg, fs.Changed("interval"))
+	if unplanned(cfg) && !fs.Changed("interval") {
+		cfg.MaxPoints = MaxSeriesPoints
+	}
 	if err := cfg.Validate(); err != nil { // a flag combination missed above
 		return runner.Config{}, &UsageError{Err: err}
 	}
@@ -393,14 +396,18 @@ const MaxSeriesPoints = 7200
 // (warm-up included) over MaxSeriesPoints intervals of cfg.Interval: the
 // default widened to whole seconds that keep at most MaxSeriesPoints, with
 // a note; a --interval the user gave is kept, with a note of the points
-// it keeps. A run of --ops has no planned length: its series is not
-// bounded.
+// it keeps. An open loop of --ops lasts --ops ÷ --rate. A closed loop of
+// --ops has no planned length: its series widens as it grows instead
+// (unplanned, runner.Config.MaxPoints).
 func seriesInterval(cfg runner.Config, given bool) (time.Duration, string) {
 	planned := cfg.Warmup + cfg.Duration
+	if cfg.Duration == 0 && cfg.Rate > 0 {
+		planned += time.Duration(float64(cfg.Ops) / cfg.Rate * float64(time.Second))
+	}
 	for _, st := range cfg.Steps {
 		planned += st.Warmup + st.Duration
 	}
-	if cfg.Duration == 0 && len(cfg.Steps) == 0 || cfg.Interval <= 0 || planned <= cfg.Interval*MaxSeriesPoints {
+	if unplanned(cfg) || cfg.Interval <= 0 || planned <= cfg.Interval*MaxSeriesPoints {
 		return cfg.Interval, ""
 	}
 	points := int64(planned / cfg.Interval)
@@ -411,6 +418,26 @@ func seriesInterval(cfg runner.Config, given bool) (time.Duration, string) {
 	iv := (planned + MaxSeriesPoints*time.Second - 1) / (MaxSeriesPoints * time.Second) * time.Second
 	return iv, fmt.Sprintf("the series keeps a point every %v (%v at %v would be %s points; --interval sets it)",
 		iv, planned, cfg.Interval, diagnose.Thousands(float64(points)))
+}
+
+// unplanned says whether cfg runs until its --ops are done, however long
+// that takes: a closed loop without --duration.
+func unplanned(cfg runner.Config) bool {
+	return cfg.Duration == 0 && cfg.Rate == 0 && len(cfg.Steps) == 0
+}
+
+// widenedNote says how an unplanned run's series widened (Result.Stride,
+// runner.Config.MaxPoints), or "" when it kept one width.
+func widenedNote(interval time.Duration, results []*runner.Result) string {
+	stride := 1
+	for _, r := range results {
+		stride = max(stride, r.Stride)
+	}
+	if stride <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("the series widened its points as the run went on (a closed loop of --ops has no planned length, and the series keeps about %s points): %v each for the first %s, then twice as long for half as many, up to %v (--interval keeps one width)",
+		diagnose.Thousands(MaxSeriesPoints), interval, diagnose.Thousands(MaxSeriesPoints/2), interval*time.Duration(stride))
 }
 
 // checkDir checks that dir is an existing directory; the error is
@@ -579,6 +606,9 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	}
 	if f.seriesNote != "" {
 		doc.Notes = append(doc.Notes, f.seriesNote)
+	}
+	if n := widenedNote(cfg.Interval, results); n != "" {
+		doc.Notes = append(doc.Notes, n)
 	}
 	if err := e.finish(f.out, doc, cerr, stopErr); err != nil {
 		return err

@@ -91,6 +91,12 @@ type Config struct {
 	// Result.Intervals, encoded (Interval.Hist): a shard's series, for a
 	// merge to make the run's latency over time (run --shard).
 	IntervalHists bool
+	// MaxPoints, when above zero, bounds the series of a closed loop that
+	// runs until Ops are done (no planned length): as it grows, its points
+	// widen, each spanning 2, 4, 8 … Intervals (see widener), so that a
+	// run of any length keeps about MaxPoints of them. Result.Stride says
+	// how wide they became. Other runs plan their Interval instead.
+	MaxPoints int
 
 	// clock is the open loop's source of time and sleep; nil means the real
 	// clock. Tests put a timer-only clock here and run inside a synctest bubble.
@@ -130,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warmup must be zero or more, got %v", c.Warmup))
+	}
+	if c.MaxPoints < 0 {
+		errs = append(errs, fmt.Errorf("max points must be zero or more, got %d", c.MaxPoints))
 	}
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval must be positive, got %v", c.Interval))
@@ -208,6 +217,10 @@ type Result struct {
 	// WorkerIO is how those groups waited for their sockets: "io_uring"
 	// (mux_ring.go) or "ppoll"; empty without groups.
 	WorkerIO string
+	// Stride is how many Intervals the last measured point of the series
+	// spanned: above 1 when the series widened (Config.MaxPoints), 0 or 1
+	// otherwise.
+	Stride int
 	// Steps holds one entry per open-loop step that reached its measured
 	// part (a plain Rate is one step); nil in closed loop. In open loop,
 	// Total, Elapsed, Evidence and ClientCPUSeconds sum the steps' measured parts.
@@ -549,6 +562,10 @@ func (r *run) drive(ctx context.Context) *Result {
 	}
 	tk := time.NewTicker(r.cfg.Interval)
 	defer tk.Stop()
+	wide := newWidener(r.cfg.MaxPoints)
+	if r.cfg.Duration > 0 {
+		wide = newWidener(0) // planned: its Interval was chosen for its length
+	}
 	workersDone := false
 loop:
 	for !interrupted {
@@ -565,10 +582,14 @@ loop:
 				// milliseconds, whose rates (and CPU share) were noise.
 				continue
 			}
+			if !wide.point() {
+				continue // a wider point: the ticks until it ends merge into it
+			}
 			iv := tick(false, lastEnd)
 			lastEnd = iv.End
 			total.Merge(iv.Snap)
 			res.addInterval(iv)
+			res.Stride = wide.last
 		case <-ended:
 			break loop
 		case <-r.done:
@@ -648,6 +669,47 @@ func (res *Result) addInterval(iv Interval) {
 		e.Counters = kept
 	}
 	res.Intervals = append(res.Intervals, iv)
+}
+
+// minPointsPerWidth is the fewest points a widening series keeps at each
+// width (see widener); a variable for the tests.
+var minPointsPerWidth = 60
+
+// widener spaces out the points of a series with no planned length
+// (Config.MaxPoints): the first max/2 points span one tick each, the next
+// max/4 two ticks, the next max/8 four, and so on, each width keeping at
+// least minPointsPerWidth points, so every width covers about the same
+// time and the series keeps about max points however long the run goes
+// on (7,200: an hour at each width up to 32 ticks, ~8,000 points over a
+// year).
+type widener struct {
+	max   int // 0: every tick is a point
+	width int // ticks per point
+	ticks int // since the last point
+	left  int // points still to keep at this width
+	last  int // ticks the last point spanned
+}
+
+func newWidener(max int) widener { return widener{max: max, width: 1, left: max / 2} }
+
+// point counts a tick and says whether it closes a point.
+func (w *widener) point() bool {
+	if w.max <= 0 {
+		w.last = 1
+		return true
+	}
+	w.ticks++
+	if w.ticks < w.width {
+		return false
+	}
+	w.ticks = 0
+	w.last = w.width
+	w.left--
+	if w.left <= 0 {
+		w.width *= 2
+		w.left = max(w.max/(2*w.width), minPointsPerWidth)
+	}
+	return true
 }
 
 // series takes the ticks of a run: it merges the workers' recorders, samples

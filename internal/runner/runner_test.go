@@ -568,3 +568,79 @@ func TestOpenLoopStepsEndWithoutSliver(t *testing.T) {
 		}
 	}
 }
+
+// TestWidener: an unplanned series keeps max/2 points of one tick, max/4
+// of two, max/8 of four … and at least minPointsPerWidth at each width,
+// so a run of any length keeps about max points, each width covering
+// about the same time.
+func TestWidener(t *testing.T) {
+	w := newWidener(7200)
+	points, ticks := 0, 0
+	widthAt := map[int]int{} // width -> points kept at it
+	for ticks < 365*24*3600 {
+		ticks++
+		if w.point() {
+			points++
+			widthAt[w.last]++
+		}
+	}
+	if widthAt[1] != 3600 || widthAt[2] != 1800 || widthAt[4] != 900 || widthAt[32] != 112 || widthAt[64] != 60 || widthAt[128] != 60 {
+		t.Errorf("points per width %v: want 3600 of 1 tick, 1800 of 2, 900 of 4, 112 of 32, then 60 each", widthAt)
+	}
+	if points > 8000 {
+		t.Errorf("a year of 1 s ticks kept %d points, want about 7,200", points)
+	}
+	for width, n := range widthAt {
+		if width <= 32 && n*width < 3500 {
+			t.Errorf("width %d: %d points cover %d ticks, want about 3,600 (an hour of 1 s ticks)", width, n, n*width)
+		}
+	}
+	off := newWidener(0)
+	for range 10000 {
+		if !off.point() || off.last != 1 {
+			t.Fatal("max 0: every tick must be a point of one tick")
+		}
+	}
+}
+
+// TestUnplannedRunWidensSeries: a closed loop of Ops with MaxPoints
+// keeps fewer, wider points as it goes on, and they still hold every
+// request; Result.Stride says how wide they became. A run of Duration
+// ignores MaxPoints.
+func TestUnplannedRunWidensSeries(t *testing.T) {
+	old := minPointsPerWidth
+	minPointsPerWidth = 2
+	defer func() { minPointsPerWidth = old }()
+	const interval = 20 * time.Millisecond
+	// 8 points: 4 of one tick, 2 of two, 2 of four, 2 of eight …; 2,000
+	// requests of at least 1 ms last at least 100 ticks.
+	cfg := Config{Threads: 1, Ops: 2000, Interval: interval, MaxPoints: 8}
+	res, err := Run(context.Background(), cfg, &fakeTarget{}, &fakeWorkload{sleep: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, iv := range res.Intervals {
+		sum += iv.Snap.Total().Requests
+	}
+	if sum != 2000 || res.Total.Total().Requests != 2000 {
+		t.Fatalf("the points hold %d requests, the total %d, want 2000 each", sum, res.Total.Total().Requests)
+	}
+	ticks := int(res.Elapsed / interval)
+	n := len(res.Intervals)
+	if res.Stride < 8 || n > 16 || n >= ticks/2 {
+		t.Fatalf("%d points over %v (%d ticks), stride %d: want at most 16 points, widened to 8 ticks or more", n, res.Elapsed, ticks, res.Stride)
+	}
+	// The 7th point (the first of four ticks) spans about four.
+	if d := res.Intervals[6].End - res.Intervals[6].Start; d < 3*interval {
+		t.Errorf("point 7 spans %v, want about 4 × %v", d, interval)
+	}
+	cfg = Config{Threads: 1, Duration: 400 * time.Millisecond, Interval: interval, MaxPoints: 8}
+	res, err = Run(context.Background(), cfg, &fakeTarget{}, &fakeWorkload{sleep: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Intervals); n < 15 || res.Stride != 1 {
+		t.Errorf("a planned run of 400 ms at %v kept %d points, stride %d: want about 20 of one tick", interval, n, res.Stride)
+	}
+}
