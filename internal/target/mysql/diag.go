@@ -18,10 +18,10 @@ import (
 var serverProcs = []string{"mariadbd", "mysqld"}
 
 // addDiagnosis adds the CPU counters from /proc when the server runs on this
-// host (Unix socket, localhost or a loopback address). The wait categories
-// are left absent: see noteWaitEvidence.
+// host (onThisHost). The wait categories are left absent: see
+// noteWaitEvidence.
 func (t *myTarget) addDiagnosis(out map[string]float64) {
-	if !t.local() {
+	if !t.here {
 		return
 	}
 	if h, ok := osstat.ReadHostCPU(); ok {
@@ -70,6 +70,28 @@ func findServerPID(ctx context.Context, c *sql.Conn) int {
 		return 0
 	}
 	return pid
+}
+
+// onThisHost says whether the server runs on this host: the DSN names it
+// by a Unix socket, localhost or a loopback address, or the server saw the
+// admin session come straight from its socket to an address of this host
+// (its name, one of its own addresses: target.DirectOnThisHost).
+func (t *myTarget) onThisHost(ctx context.Context) bool {
+	return t.local() || t.direct(ctx)
+}
+
+// direct says whether the server saw the admin session come straight
+// from its socket to an address of this host.
+func (t *myTarget) direct(ctx context.Context) bool {
+	if t.adminNC == nil {
+		return false
+	}
+	var seen string
+	err := t.admin.QueryRowContext(ctx, "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()").Scan(&seen)
+	if err != nil {
+		return false
+	}
+	return target.DirectOnThisHost(ctx, t.adminNC.LocalAddr(), t.adminNC.RemoteAddr(), seen, "")
 }
 
 // local says whether the DSN names a server on this host.

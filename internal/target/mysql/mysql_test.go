@@ -986,12 +986,22 @@ func TestDurabilityAfterKill(t *testing.T) {
 }
 
 // TestRemoteServer: a server reached at another host's address (this
-// host's own, through a forwarder) is not taken for a local one, round
-// trips to it are timed, and its connections count theirs.
+// host's own, through a forwarder, whose address the server sees the
+// session come from: ceiling cannot tell it is on this host) is not taken
+// for a local one, round trips to it are timed, and its connections count
+// theirs. Reached straight, the server sees the admin session come from
+// its socket (direct: what makes a server named by this host's own name or
+// address a local one).
 func TestRemoteServer(t *testing.T) {
 	const delay = 20 * time.Millisecond
+	if !openTarget(t, testDSN(t), target.DurabilityServer).(*myTarget).direct(context.Background()) {
+		t.Errorf("%s: the server's process list does not show the admin session's own socket", target.Redact(testDSN(t)))
+	}
 	dsn := testenv.Remote(t, testDSN(t), "3306", delay)
 	tg := openTarget(t, dsn, target.DurabilityServer)
+	if tg.(*myTarget).direct(context.Background()) {
+		t.Errorf("through a forwarder: taken for a session straight to the server")
+	}
 	testenv.CheckNotLocal(t, tg, dsn)
 	testenv.CheckPings(t, tg, delay)
 	testenv.CheckRoundTrips(t, tg)

@@ -73,3 +73,18 @@ func TestPerformanceSchemaWaits(t *testing.T) {
 		t.Error("log-IO waits absent but Info does not say so")
 	}
 }
+
+// TestDirectByName: a server that resolves its clients' names (the one
+// .ci/run starts with --no-defaults does) shows the admin session as
+// "localhost:port", which still names the session's own socket.
+func TestDirectByName(t *testing.T) {
+	tg := openTarget(t, psDSN(t), target.DurabilityServer).(*myTarget)
+	var seen string
+	if err := tg.admin.QueryRowContext(context.Background(), "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()").Scan(&seen); err != nil {
+		t.Fatal(err)
+	}
+	if !tg.direct(context.Background()) {
+		t.Errorf("the process list shows the admin session as %q: not taken for its own socket (%v)", seen, tg.adminNC.LocalAddr())
+	}
+	t.Logf("the server shows the admin session as %q", seen)
+}

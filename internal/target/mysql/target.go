@@ -32,6 +32,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"path"
 	"strings"
 	"sync"
@@ -96,6 +97,12 @@ type myTarget struct {
 
 	ps *psWaits // wait categories; nil when performance_schema is off
 
+	// adminNC is the admin session's network connection (nil if the pool
+	// handed it an existing one), for onThisHost.
+	adminNC net.Conn
+	// here: the server runs on this host (onThisHost, read at Open).
+	here bool
+
 	// serverPID is the local server's process (from @@pid_file), or 0
 	// when it could not be found: then every mariadbd/mysqld on the host
 	// counts as the server (diag.go).
@@ -134,12 +141,14 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	}
 	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed), connectTimeout: cfg.Timeout, addr: cfg.Addr}
 
-	admin, err := t.conn(ctx)
+	slot := &dialSlot{} // the admin session's socket, for onThisHost
+	admin, err := t.conn(context.WithValue(ctx, dialSlotKey{}, slot))
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	t.admin = admin
+	t.adminNC = slot.nc
 	recovered := t.recoverDurability(ctx)
 	if err := t.readInfo(ctx); err != nil {
 		t.closeAll()
@@ -184,7 +193,8 @@ func (t *myTarget) conn(ctx context.Context) (*sql.Conn, error) {
 
 // readInfo reads the version and the settings snapshot on the admin session.
 func (t *myTarget) readInfo(ctx context.Context) error {
-	info := target.Info{Engine: "mysql", DSN: target.Redact(t.dsn), Local: t.local(), Settings: map[string]string{}}
+	t.here = t.onThisHost(ctx)
+	info := target.Info{Engine: "mysql", DSN: target.Redact(t.dsn), Local: t.here, Settings: map[string]string{}}
 	if err := t.admin.QueryRowContext(ctx, "SELECT VERSION()").Scan(&info.Version); err != nil {
 		return fmt.Errorf("mysql: read version: %w", err)
 	}

@@ -1065,10 +1065,32 @@ func TestNamesSession(t *testing.T) {
 }
 
 // TestRemoteServer: a server reached at another host's address (this
-// host's own, through a forwarder) is not taken for a local one, round
-// trips to it are timed, and its connections count theirs.
+// host's own, through a forwarder, whose address the server sees the
+// session come from: ceiling cannot tell it is on this host) is not taken
+// for a local one, round trips to it are timed, and its connections count
+// theirs. Reached straight, the server sees the session come from its
+// socket (directOnThisHost: what makes a server named by this host's own
+// name or address a local one).
 func TestRemoteServer(t *testing.T) {
 	const delay = 20 * time.Millisecond
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		dsn  string
+		want bool
+	}{
+		{"straight", testDB(t, "ceiling_test_pg"), true},
+		{"through a forwarder", testenv.Remote(t, testDB(t, "ceiling_test_pg"), "5432", 0), false},
+	} {
+		conn, err := pgx.Connect(ctx, c.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := directOnThisHost(ctx, conn); got != c.want {
+			t.Errorf("%s (%s): directOnThisHost %v, want %v", c.name, target.Redact(c.dsn), got, c.want)
+		}
+		_ = conn.Close(ctx)
+	}
 	dsn := testenv.Remote(t, testDB(t, "ceiling_test_pg"), "5432", delay)
 	tg := openTarget(t, dsn, target.DurabilityServer)
 	testenv.CheckNotLocal(t, tg, dsn)

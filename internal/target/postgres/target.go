@@ -78,6 +78,7 @@ type pgTarget struct {
 	cfg  *pgx.ConnConfig // admin sessions
 	scfg *pgx.ConnConfig // sampler sessions: cfg, each query one transaction (see Open)
 	wcfg *pgx.ConnConfig // worker sessions: cfg plus the durability setting
+	here bool            // the server runs on this host (onThisHost, read at Open)
 
 	mu     sync.Mutex // guards info and closed
 	info   target.Info
@@ -228,7 +229,8 @@ func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn,
 
 // readInfo reads the version and the settings snapshot.
 func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, error) {
-	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Local: isLocalHost(t.cfg.Host), Settings: map[string]string{}}
+	t.here = onThisHost(ctx, c, t.cfg.Host)
+	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Local: t.here, Settings: map[string]string{}}
 	// The workers' sessions negotiate as this one did (the same sslmode
 	// and server): with sslmode=prefer, the default, that is TLS wherever
 	// the server has ssl on (Debian's packages do, with a snakeoil

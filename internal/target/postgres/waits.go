@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -357,7 +358,7 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 	if w := t.waits(); w != nil {
 		w.add(out)
 	}
-	if !isLocalHost(t.cfg.Host) {
+	if !t.here {
 		return
 	}
 	if h, ok := osstat.ReadHostCPU(); ok {
@@ -432,6 +433,27 @@ func findPostmaster(c *pgx.Conn) (pid int, sec float64, n int, ok bool) {
 		return st.PPid, sec, n, true
 	}
 	return 0, 0, 0, false
+}
+
+// onThisHost says whether c's server runs on this host: host (libpq's) is
+// a Unix socket directory, localhost or a loopback address, or the server
+// saw the session come straight from c's socket to an address of this
+// host (its name, one of its own addresses: target.DirectOnThisHost).
+func onThisHost(ctx context.Context, c *pgx.Conn, host string) bool {
+	return isLocalHost(host) || directOnThisHost(ctx, c)
+}
+
+// directOnThisHost says whether the server saw c's session come straight
+// from its socket to an address of this host.
+func directOnThisHost(ctx context.Context, c *pgx.Conn) bool {
+	var ip *string
+	var port *int32
+	err := c.QueryRow(ctx, "SELECT host(inet_client_addr()), inet_client_port()").Scan(&ip, &port)
+	if err != nil || ip == nil || port == nil {
+		return false
+	}
+	nc := c.PgConn().Conn()
+	return target.DirectOnThisHost(ctx, nc.LocalAddr(), nc.RemoteAddr(), *ip, strconv.Itoa(int(*port)))
 }
 
 // isLocalHost says whether a libpq host names this machine: a Unix socket
