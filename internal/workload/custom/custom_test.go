@@ -74,6 +74,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown table", req("  - name: a\n    sql: SELECT * FROM {other}\n"), "{other} is not a table of the file"},
 		{"placeholders", req("  - name: a\n    sql: SELECT * FROM {t} WHERE id = ? AND v = ?\n    args: [row t]\n"), "2 ? placeholders but 1 args"},
 		{"quoted ? is no placeholder", req("  - name: a\n    sql: SELECT '?' FROM {t} WHERE id = ?\n    args: [row t, int 1 2]\n"), "1 ? placeholders but 2 args"},
+		{"PostgreSQL's $1", req("  - name: a\n    sql: SELECT v FROM {t} WHERE id = $1\n    args: [row t]\n"), "0 ? placeholders but 1 args (write ? for each argument, on every engine: ceiling makes them $1, $2 … on PostgreSQL itself)"},
 		{"unterminated", req("  - name: a\n    sql: SELECT 'x FROM {t}\n"), "unterminated ' quote"},
 		{"seq in request", req("  - name: a\n    sql: SELECT ?\n    args: [seq]\n"), "seq numbers rows as they are loaded"},
 		{"row of empty", req("  - name: a\n    sql: SELECT ?\n    args: [row empty]\n"), "table empty loads no rows"},

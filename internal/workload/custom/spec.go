@@ -472,6 +472,10 @@ func compileArgs(args Gens, where string, byName map[string]*table, bad func(str
 // ceiling only ever touches the tables it made (prepare makes them).
 var ddlWords = []string{"create", "drop", "alter", "truncate", "rename", "grant", "revoke"}
 
+// dollarMark is PostgreSQL's own placeholder, $1, which a file's SQL
+// does not use (it writes ?).
+var dollarMark = regexp.MustCompile(`\$[0-9]`)
+
 // checkSQL checks one statement's text: its {table} names are the file's
 // tables, its ? placeholders as many as its args, and it is no DDL.
 func checkSQL(text string, nargs int, where string, byName map[string]*table, bad func(string, ...any)) {
@@ -500,7 +504,11 @@ func checkSQL(text string, nargs int, where string, byName map[string]*table, ba
 		bad("%s: {%s} is not a table of the file (tables are named {name}, as declared under tables)", where, u)
 	}
 	if marks != nargs {
-		bad("%s: the sql has %d ? placeholders but %d args", where, marks, nargs)
+		hint := ""
+		if dollarMark.MatchString(text) {
+			hint = " (write ? for each argument, on every engine: ceiling makes them $1, $2 … on PostgreSQL itself)"
+		}
+		bad("%s: the sql has %d ? placeholders but %d args%s", where, marks, nargs, hint)
 	}
 }
 
