@@ -334,11 +334,21 @@ func summaryBlocks(r *report.Result) []Block {
 	if len(r.Files) > 0 {
 		var fr [][]string
 		for _, f := range r.Files {
+			if f.Reads == 0 && f.Writes == 0 && f.Syncs == 0 {
+				continue // opened but untouched in the measured phase, as on the console
+			}
+			syncs := group(strconv.FormatInt(f.Syncs, 10))
+			if f.NoSyncs {
+				syncs = "n/a"
+			}
 			fr = append(fr, []string{f.Name, f.Role, group(strconv.FormatInt(f.Reads, 10)), group(strconv.FormatInt(f.Writes, 10)), num(f.IOPS), num(f.MBPerSec),
-				opt(f.KBPerWrite), group(strconv.FormatInt(f.Syncs, 10)), opt(f.AvgReadMs), opt(f.AvgWriteMs), opt(f.AvgSyncMs)})
+				opt(f.KBPerWrite), syncs, opt(f.AvgReadMs), opt(f.AvgWriteMs), opt(f.AvgSyncMs)})
 		}
 		blocks = append(blocks, Block{Table: &Table{Caption: "File IO over the measured phase (latencies are averages per call)",
 			Align: "ll", Head: []string{"file", "role", "reads", "writes", "IOPS", "MB/s", "KB/write", "syncs", "read ms", "write ms", "sync ms"}, Rows: fr}})
+		if na := report.FilesNA(r.Files); na != "" {
+			blocks = append(blocks, Block{Note: "n/a: " + na})
+		}
 		if e := r.Target.Emulation; e != nil {
 			var waits []string
 			for _, ew := range report.EmulatedWaits(r.Files) {

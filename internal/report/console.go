@@ -34,6 +34,23 @@ type Live struct {
 	header   bool
 }
 
+// FilesNA says which of files' figures are not available, and why, or "".
+func FilesNA(files []File) string {
+	var syncs, writes bool
+	for _, f := range files {
+		syncs = syncs || f.NoSyncs
+		writes = writes || f.NoWriteTime
+	}
+	var out []string
+	if syncs {
+		out = append(out, "syncs (the server's file statistics count them with the files' other calls)")
+	}
+	if writes {
+		out = append(out, "write ms (the writes are asynchronous: their time is the submission's, not the device's)")
+	}
+	return strings.Join(out, "; ")
+}
+
 // Interval is the runner's OnInterval callback.
 func (l *Live) Interval(iv runner.Interval) {
 	if l.Every == 0 {
@@ -228,11 +245,18 @@ func PrintSummary(w io.Writer, r *Result) {
 			if f.Reads == 0 && f.Writes == 0 && f.Syncs == 0 {
 				continue // opened but untouched in the measured phase
 			}
-			fmt.Fprintf(w, "%-22s %-5s %9d %9d %8.0f %9.2f %9s %9d %8s %9s %9s %9s %9.0fms\n",
-				trunc(f.Name, 22), f.Role, f.Reads, f.Writes, f.IOPS, f.MBPerSec, opt(f.KBPerWrite, "%.2f"), f.Syncs,
-				opt(f.SyncsPerTxn, "%.3f"), opt(f.AvgReadMs, "%.3f"), opt(f.AvgWriteMs, "%.3f"), opt(f.AvgSyncMs, "%.3f"), f.SyncMs)
+			syncs, total := strconv.FormatInt(f.Syncs, 10), fmt.Sprintf("%.0fms", f.SyncMs)
+			if f.NoSyncs {
+				syncs, total = "n/a", "n/a"
+			}
+			fmt.Fprintf(w, "%-22s %-5s %9d %9d %8.0f %9.2f %9s %9s %8s %9s %9s %9s %11s\n",
+				trunc(f.Name, 22), f.Role, f.Reads, f.Writes, f.IOPS, f.MBPerSec, opt(f.KBPerWrite, "%.2f"), syncs,
+				opt(f.SyncsPerTxn, "%.3f"), opt(f.AvgReadMs, "%.3f"), opt(f.AvgWriteMs, "%.3f"), opt(f.AvgSyncMs, "%.3f"), total)
 		}
 		fmt.Fprintln(w, "  (read/write/sync ms are average latencies per call; syncs/tx = syncs per request, one transaction each)")
+		if fileNotes := FilesNA(r.Files); fileNotes != "" {
+			fmt.Fprintf(w, "  n/a: %s\n", fileNotes)
+		}
 		for _, ew := range EmulatedWaits(r.Files) {
 			fmt.Fprintf(w, "  %s: %.0f%% of its IO time waited for the emulated limits (%.0f ms)\n", ew.Name, ew.Pct, ew.Ms)
 		}

@@ -529,6 +529,8 @@ func mergeEvidence(m *Result, rs []*Result, embedded bool) {
 			g.SyncMs += f.SyncMs
 			g.IOPS += f.IOPS
 			g.MBPerSec += f.MBPerSec
+			g.NoSyncs = g.NoSyncs || f.NoSyncs
+			g.NoWriteTime = g.NoWriteTime || f.NoWriteTime
 		}
 	}
 	for k, v := range ev.Counters {
@@ -547,10 +549,13 @@ func mergeEvidence(m *Result, rs []*Result, embedded bool) {
 			return f64(ms / float64(n))
 		}
 		f.AvgReadMs, f.AvgWriteMs, f.AvgSyncMs = avg(f.ReadMs, f.Reads), avg(f.WriteMs, f.Writes), avg(f.SyncMs, f.Syncs)
+		if f.NoWriteTime {
+			f.AvgWriteMs = nil
+		}
 		if f.Writes > 0 {
 			f.KBPerWrite = f64(float64(f.BytesWritten) / 1024 / float64(f.Writes))
 		}
-		if m.Summary.Requests > 0 {
+		if m.Summary.Requests > 0 && !f.NoSyncs {
 			f.SyncsPerTxn = f64(float64(f.Syncs) / float64(m.Summary.Requests))
 		}
 		m.Files = append(m.Files, *f)

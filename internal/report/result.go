@@ -329,6 +329,66 @@ type File struct {
 	// EmulatedWaitMs is the part of read_ms, write_ms and sync_ms spent
 	// waiting for the emulated limits (run --emulate); absent otherwise.
 	EmulatedWaitMs *float64 `json:"emulated_wait_ms,omitempty"`
+	// NoSyncs: the target does not count this file's syncs (target.FileStat);
+	// syncs and sync_ms are null in JSON. NoWriteTime: its writes are
+	// asynchronous, their time the submission's; write_ms is null.
+	NoSyncs     bool `json:"-"`
+	NoWriteTime bool `json:"-"`
+}
+
+// fileJSON is File as JSON, with the figures a target did not measure
+// null.
+type fileJSON struct {
+	plainFile
+	Syncs   *int64   `json:"syncs"`
+	SyncMs  *float64 `json:"sync_ms"`
+	WriteMs *float64 `json:"write_ms"`
+}
+
+type plainFile File
+
+// MarshalJSON writes syncs, sync_ms and write_ms as null where they were
+// not measured.
+func (f File) MarshalJSON() ([]byte, error) {
+	j := fileJSON{plainFile: plainFile(f)}
+	if !f.NoSyncs {
+		j.Syncs, j.SyncMs = &f.Syncs, &f.SyncMs
+	}
+	if !f.NoWriteTime {
+		j.WriteMs = &f.WriteMs
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: a null syncs or write_ms
+// marks the figure as not measured.
+func (f *File) UnmarshalJSON(b []byte) error {
+	var j fileJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*f = File(j.plainFile)
+	f.NoSyncs, f.NoWriteTime = j.Syncs == nil, j.WriteMs == nil
+	if j.Syncs != nil {
+		f.Syncs = *j.Syncs
+	}
+	if j.SyncMs != nil {
+		f.SyncMs = *j.SyncMs
+	}
+	if j.WriteMs != nil {
+		f.WriteMs = *j.WriteMs
+	}
+	return nil
+}
+
+// TimedIO is the file's reads and writes whose time is the IO's own, and
+// that time in ms: its writes are left out when they are asynchronous
+// (NoWriteTime).
+func (f File) TimedIO() (ios int64, ms float64) {
+	if f.NoWriteTime {
+		return f.Reads, f.ReadMs
+	}
+	return f.Reads + f.Writes, f.ReadMs + f.WriteMs
 }
 
 // Evidence is the server counters over the measured phase.
@@ -413,8 +473,9 @@ type IntervalPoint struct {
 func (p *IntervalPoint) DataFileIO() (ios int64, ms, emulatedMs float64) {
 	for _, f := range p.Files {
 		if f.Role == "data" {
-			ios += f.Reads + f.Writes
-			ms += f.ReadMs + f.WriteMs
+			n, t := f.TimedIO()
+			ios += n
+			ms += t
 			if f.EmulatedWaitMs != nil {
 				emulatedMs += *f.EmulatedWaitMs
 			}
@@ -711,7 +772,8 @@ func scaled(v *float64, k float64) *float64 {
 func fileOf(f target.FileStat, secs float64, requests int64) File {
 	out := File{Name: f.Name, Role: f.Role, Reads: f.Reads, Writes: f.Writes, BytesRead: f.BytesRead,
 		BytesWritten: f.BytesWritten, Syncs: f.Syncs,
-		ReadMs: float64(f.ReadNs) / 1e6, WriteMs: float64(f.WriteNs) / 1e6, SyncMs: float64(f.SyncNs) / 1e6}
+		ReadMs: float64(f.ReadNs) / 1e6, WriteMs: float64(f.WriteNs) / 1e6, SyncMs: float64(f.SyncNs) / 1e6,
+		NoSyncs: f.NoSyncs, NoWriteTime: f.NoWriteTime}
 	if f.EmulatedNs > 0 {
 		out.EmulatedWaitMs = f64(float64(f.EmulatedNs) / 1e6)
 	}
@@ -723,13 +785,15 @@ func fileOf(f target.FileStat, secs float64, requests int64) File {
 		out.AvgReadMs = f64(out.ReadMs / float64(f.Reads))
 	}
 	if f.Writes > 0 {
-		out.AvgWriteMs = f64(out.WriteMs / float64(f.Writes))
+		if !f.NoWriteTime {
+			out.AvgWriteMs = f64(out.WriteMs / float64(f.Writes))
+		}
 		out.KBPerWrite = f64(float64(f.BytesWritten) / 1024 / float64(f.Writes))
 	}
 	if f.Syncs > 0 {
 		out.AvgSyncMs = f64(out.SyncMs / float64(f.Syncs))
 	}
-	if requests > 0 {
+	if requests > 0 && !f.NoSyncs {
 		out.SyncsPerTxn = f64(float64(f.Syncs) / float64(requests))
 	}
 	return out

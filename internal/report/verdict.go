@@ -413,8 +413,9 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 		case "data":
 			dataFiles = true
 			dataIOPS += fl.IOPS
-			dataIOs += fl.Reads + fl.Writes
-			dataMs += fl.ReadMs + fl.WriteMs
+			n, ms := fl.TimedIO()
+			dataIOs += n
+			dataMs += ms
 		}
 	}
 	if logSyncs > 0 {
@@ -519,10 +520,11 @@ func deviceLatency(ivs []runner.Interval) *float64 {
 		var ios, ns int64
 		for _, fs := range iv.Evidence.Files {
 			if fs.Role == "data" {
-				ios += fs.Reads + fs.Writes
+				n, t := fs.TimedIO()
+				ios += n
 				// The real device's time: an emulated limit's wait
 				// (--emulate) is queueing in front of it.
-				ns += fs.ReadNs + fs.WriteNs - fs.EmulatedNs
+				ns += t - fs.EmulatedNs
 			}
 		}
 		if ios < minDeviceIOs {

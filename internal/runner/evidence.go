@@ -86,6 +86,11 @@ func Delta(a, b *target.Sample) *Evidence {
 				d.WriteNs -= g.WriteNs
 				d.SyncNs -= g.SyncNs
 				d.EmulatedNs -= g.EmulatedNs
+				if d.Reads < 0 || d.Writes < 0 || d.Syncs < 0 || d.ReadNs < 0 || d.WriteNs < 0 || d.SyncNs < 0 {
+					// Its counts started again (a server that
+					// restarted, a file made anew): from zero.
+					d = f
+				}
 				break
 			}
 		}

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -667,6 +668,7 @@ func (res *Result) addInterval(iv Interval) {
 			}
 		}
 		e.Counters = kept
+		e.Files = filesByRole(e.Files)
 	}
 	res.Intervals = append(res.Intervals, iv)
 }
@@ -710,6 +712,43 @@ func (w *widener) point() bool {
 		w.left = max(w.max/(2*w.width), minPointsPerWidth)
 	}
 	return true
+}
+
+// maxIntervalFiles is how many files a point of the series keeps one by
+// one; beyond it they are added up by role (filesByRole).
+const maxIntervalFiles = 4
+
+// filesByRole returns files, or, when there are more than
+// maxIntervalFiles of them (a server's tables: TPC-C's nine on
+// MySQL/MariaDB, and InnoDB's shared files), one entry per role named
+// "ROLE files", adding up their counts: the series' charts read them by
+// role, and each file of each point cost ~300 bytes of JSON. The run's
+// and steps' totals keep every file.
+func filesByRole(files []target.FileStat) []target.FileStat {
+	if len(files) <= maxIntervalFiles {
+		return files
+	}
+	var out []target.FileStat
+	for _, f := range files {
+		i := slices.IndexFunc(out, func(g target.FileStat) bool { return g.Role == f.Role })
+		if i < 0 {
+			out = append(out, target.FileStat{Name: f.Role + " files", Role: f.Role})
+			i = len(out) - 1
+		}
+		g := &out[i]
+		g.Reads += f.Reads
+		g.Writes += f.Writes
+		g.BytesRead += f.BytesRead
+		g.BytesWritten += f.BytesWritten
+		g.Syncs += f.Syncs
+		g.ReadNs += f.ReadNs
+		g.WriteNs += f.WriteNs
+		g.SyncNs += f.SyncNs
+		g.EmulatedNs += f.EmulatedNs
+		g.NoSyncs = g.NoSyncs || f.NoSyncs
+		g.NoWriteTime = g.NoWriteTime || f.NoWriteTime
+	}
+	return out
 }
 
 // series takes the ticks of a run: it merges the workers' recorders, samples

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -642,5 +643,40 @@ func TestUnplannedRunWidensSeries(t *testing.T) {
 	}
 	if n := len(res.Intervals); n < 15 || res.Stride != 1 {
 		t.Errorf("a planned run of 400 ms at %v kept %d points, stride %d: want about 20 of one tick", interval, n, res.Stride)
+	}
+}
+
+// TestFilesByRole: a point of the series keeps up to maxIntervalFiles
+// files one by one, more added up by role; what a target did not measure
+// stays marked.
+func TestFilesByRole(t *testing.T) {
+	few := []target.FileStat{{Name: "ceiling.db", Role: "data", Reads: 1}, {Name: "ceiling.db-wal", Role: "log", Syncs: 2}}
+	if got := filesByRole(few); len(got) != 2 || got[0].Name != "ceiling.db" {
+		t.Errorf("two files: %+v", got)
+	}
+	var many []target.FileStat
+	for i := range 9 {
+		many = append(many, target.FileStat{Name: fmt.Sprintf("test/ceiling_t%d.ibd", i), Role: "data", Reads: 10, Writes: 2, ReadNs: 1000, NoSyncs: true, NoWriteTime: true})
+	}
+	many = append(many, target.FileStat{Name: "ibtmp1", Role: "other", Writes: 3})
+	got := filesByRole(many)
+	if len(got) != 2 || got[0].Name != "data files" || got[0].Reads != 90 || got[0].Writes != 18 || got[0].ReadNs != 9000 ||
+		!got[0].NoSyncs || !got[0].NoWriteTime || got[1].Name != "other files" || got[1].Writes != 3 || got[1].NoSyncs {
+		t.Errorf("ten files: %+v, want data files (90 reads, 18 writes, 9000 ns, not measured marks kept) and other files (3 writes)", got)
+	}
+}
+
+// TestDeltaFileStartedAgain: a file whose counts went back (a server that
+// restarted, a file made anew) counts from zero, never negative.
+func TestDeltaFileStartedAgain(t *testing.T) {
+	a := &target.Sample{At: time.Now(), Files: []target.FileStat{{Name: "t.ibd", Role: "data", Reads: 500, Writes: 40}}}
+	b := &target.Sample{At: a.At.Add(time.Second), Files: []target.FileStat{{Name: "t.ibd", Role: "data", Reads: 7, Writes: 45}}}
+	e := Delta(a, b)
+	if len(e.Files) != 1 || e.Files[0].Reads != 7 || e.Files[0].Writes != 45 {
+		t.Errorf("delta %+v, want the later counts (7 reads, 45 writes)", e.Files)
+	}
+	b.Files[0].Reads = 520
+	if e := Delta(a, b); e.Files[0].Reads != 20 || e.Files[0].Writes != 5 {
+		t.Errorf("delta %+v, want 20 reads, 5 writes", e.Files)
 	}
 }

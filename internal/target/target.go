@@ -489,6 +489,22 @@ type FileStat struct {
 	// EmulatedNs is the part of ReadNs, WriteNs and SyncNs spent waiting
 	// for emulated device limits (SQLite with --emulate), else 0.
 	EmulatedNs int64 `json:"-"`
+	// NoSyncs: the target cannot tell this file's syncs from its other
+	// calls (Syncs and SyncNs are 0: not measured). NoWriteTime: its
+	// writes are asynchronous, and WriteNs times their submission, not
+	// the device's work (InnoDB's page writes under performance_schema).
+	NoSyncs     bool `json:"-"`
+	NoWriteTime bool `json:"-"`
+}
+
+// TimedIO is the file's reads and writes whose time is the IO's own, and
+// that time: its writes are left out when they are asynchronous
+// (NoWriteTime).
+func (f FileStat) TimedIO() (ios, ns int64) {
+	if f.NoWriteTime {
+		return f.Reads, f.ReadNs
+	}
+	return f.Reads + f.Writes, f.ReadNs + f.WriteNs
 }
 
 // ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).

@@ -2,9 +2,13 @@ package mysql
 
 import (
 	"context"
+	"path"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/testenv"
 )
@@ -87,4 +91,78 @@ func TestDirectByName(t *testing.T) {
 		t.Errorf("the process list shows the admin session as %q: not taken for its own socket (%v)", seen, tg.adminNC.LocalAddr())
 	}
 	t.Logf("the server shows the admin session as %q", seen)
+}
+
+// TestPerFileIO: with performance_schema timing InnoDB's files, each
+// sample holds the files of ceiling's tables and InnoDB's shared ones (not
+// other tables'), their syncs and write times marked as not measured;
+// flushing a table's pages shows as writes of its file. A server without
+// performance_schema says per-file IO is missing.
+func TestPerFileIO(t *testing.T) {
+	tg := openTarget(t, psDSN(t), target.DurabilityServer)
+	ctx := testCtx(t)
+	if err := tg.Schema().CreateTable(ctx, "ps_files", "id INT PRIMARY KEY, v VARCHAR(200) NOT NULL"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tg.Schema().DropTable(context.Background(), "ps_files") })
+	s := tg.(target.Sampler)
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2000; i++ {
+		if _, err := c.Exec(ctx, "INSERT INTO ceiling_ps_files (id, v) VALUES (?, REPEAT('x', 180))", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Writes the table's dirty pages to its file now (InnoDB's page
+	// cleaner would, some time later).
+	if _, err := c.Exec(ctx, "FLUSH TABLES ceiling_ps_files FOR EXPORT"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own *target.FileStat
+	shared := false
+	for i, f := range after.Files {
+		switch {
+		case strings.HasSuffix(f.Name, "/ceiling_ps_files.ibd"):
+			own = &after.Files[i]
+		case f.Name == "ibdata1":
+			shared = true
+		case !strings.Contains(path.Base(f.Name), "ceiling_") && strings.Contains(f.Name, "/") && !strings.HasPrefix(f.Name, "#"):
+			t.Errorf("another table's file reported: %+v", f)
+		}
+		if !f.NoSyncs || (f.Role != "log") != f.NoWriteTime {
+			t.Errorf("%s: syncs and write times not marked as not measured: %+v", f.Name, f)
+		}
+	}
+	if own == nil || !shared {
+		t.Fatalf("files %+v: want test's ceiling_ps_files.ibd and ibdata1", after.Files)
+	}
+	e := runner.Delta(&before, &after)
+	i := slices.IndexFunc(e.Files, func(f target.FileStat) bool { return f.Name == own.Name })
+	if i < 0 || e.Files[i].Role != "data" || e.Files[i].Writes <= 0 || e.Files[i].BytesWritten < 16<<10 {
+		t.Errorf("%s after 2,000 inserts and a flush: %+v, want data writes of at least a 16 KB page", own.Name, e.Files)
+	} else {
+		t.Logf("%s: %d writes, %d bytes", own.Name, e.Files[i].Writes, e.Files[i].BytesWritten)
+	}
+	// Without performance_schema: missing, said so.
+	plain := openTarget(t, testDSN(t), target.DurabilityServer)
+	if psOn(plain.Info().Settings) {
+		t.Skip("the plain server has performance_schema on")
+	}
+	if m := plain.Info().Settings["missing_evidence"]; !strings.Contains(m, "per-file IO (performance_schema is off)") {
+		t.Errorf("without performance_schema: missing_evidence %q", m)
+	}
 }

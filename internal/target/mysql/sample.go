@@ -53,7 +53,13 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 					return target.Sample{}, err
 				}
 			}
-			return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: out}, nil
+			var files []target.FileStat
+			if t.files != nil {
+				if files, err = t.files.read(ctx, t.sampler); err != nil {
+					return target.Sample{}, err
+				}
+			}
+			return target.Sample{At: start.Add(end.Sub(start) / 2), Counters: out, Files: files}, nil
 		}
 		lost := Classify(err) == metrics.ErrConnLost
 		if lost {

@@ -96,6 +96,9 @@ type myTarget struct {
 	samplerSessions int // sessions the sampler opened: from the second, after a lost one
 
 	ps *psWaits // wait categories; nil when performance_schema is off
+	// files reads the per-file IO (psfiles.go); nil when performance_schema
+	// does not time InnoDB's files.
+	files *psFiles
 
 	// adminNC is the admin session's network connection (nil if the pool
 	// handed it an existing one), for onThisHost.
@@ -242,6 +245,16 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 		t.ps = ps
 	}
 	noteWaitEvidence(info.Settings, t.ps) // see diag.go
+	if cfg, err := parseDSN(t.dsn); err == nil {
+		files, missing, err := probePSFiles(ctx, t.admin, info.Settings, cfg.DBName)
+		if err != nil {
+			return err
+		}
+		t.files = files
+		if missing != "" {
+			noteMissing(info.Settings, missing)
+		}
+	}
 	// MariaDB 10.11 writes the redo log with O_DIRECT unless
 	// innodb_log_file_buffering is ON (MySQL and older MariaDB lack the
 	// variable and buffer the log).
