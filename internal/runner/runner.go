@@ -692,7 +692,7 @@ type widener struct {
 	last  int // ticks the last point spanned
 }
 
-func newWidener(max int) widener { return widener{max: max, width: 1, left: max / 2} }
+func newWidener(limit int) widener { return widener{max: limit, width: 1, left: limit / 2} }
 
 // point counts a tick and says whether it closes a point.
 func (w *widener) point() bool {

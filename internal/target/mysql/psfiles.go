@@ -66,7 +66,11 @@ func (p *psFiles) name(file string) (string, bool) {
 	if p.datadir != "" && strings.HasPrefix(file, p.datadir) {
 		rel = strings.TrimPrefix(file, p.datadir)
 	} else if path.IsAbs(file) {
-		return path.Base(file), true // outside the datadir: innodb_data_home_dir, undo directory
+		// Outside the datadir: InnoDB's shared files in
+		// innodb_data_home_dir or innodb_undo_directory, or another
+		// table's (DATA DIRECTORY), which is left out.
+		base := path.Base(file)
+		return base, sharedFile(base)
 	}
 	dir, base := path.Split(rel)
 	switch strings.TrimSuffix(dir, "/") {
@@ -76,6 +80,17 @@ func (p *psFiles) name(file string) (string, bool) {
 		return rel, strings.HasPrefix(base, Prefix)
 	}
 	return rel, false
+}
+
+// sharedFile says whether base names one of InnoDB's shared files: the
+// system tablespace, undo, temporary and redo files.
+func sharedFile(base string) bool {
+	for _, p := range []string{"ibdata", "undo", "ibtmp", "ib_logfile", "#ib_redo"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // read returns the files' cumulative statistics.

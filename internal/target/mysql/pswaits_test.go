@@ -166,3 +166,27 @@ func TestPerFileIO(t *testing.T) {
 		t.Errorf("without performance_schema: missing_evidence %q", m)
 	}
 }
+
+// TestPSFileNames: the files reported are ceiling's tables' in the DSN's
+// database and InnoDB's shared ones, named from the datadir; other
+// tables', also outside the datadir, are left out.
+func TestPSFileNames(t *testing.T) {
+	p := &psFiles{datadir: "/var/lib/mysql/", db: "test"}
+	for file, want := range map[string]string{
+		"/var/lib/mysql/ibdata1":                      "ibdata1",
+		"/var/lib/mysql/undo001":                      "undo001",
+		"/var/lib/mysql/#innodb_redo/#ib_redo5":       "#innodb_redo/#ib_redo5",
+		"/var/lib/mysql/test/ceiling_rows.ibd":        "test/ceiling_rows.ibd",
+		"./test/ceiling_orders.ibd":                   "test/ceiling_orders.ibd",
+		"/srv/undo/undo002":                           "undo002",
+		"/var/lib/mysql/test/orders.ibd":              "",
+		"/var/lib/mysql/other/ceiling_rows.ibd":       "",
+		"/var/lib/mysql/mysql/innodb_index_stats.ibd": "",
+		"/data2/test/ceiling_big.ibd":                 "",
+	} {
+		name, ok := p.name(file)
+		if ok != (want != "") || ok && name != want {
+			t.Errorf("%s: %q %v, want %q", file, name, ok, want)
+		}
+	}
+}
