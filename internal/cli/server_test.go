@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
 	"github.com/ceiling-db/ceiling/internal/target/postgres"
@@ -144,6 +145,25 @@ func TestServerDurability(t *testing.T) {
 					t.Fatalf("%s: neither log nor data syncs per op measured: %v", mode, costs)
 				}
 				syncsPerOp[mode] = v
+				// Without a log fsync counter the console's syncs/s shows
+				// the log's and data files' fsyncs together, marked and
+				// explained; the series has them apart from log syncs.
+				_, logSyncs := costs["log_syncs_per_op"].(float64)
+				marked := strings.Contains(stdout, "†\n") || strings.Contains(stdout, "† ")
+				if marked == logSyncs || logSyncs == strings.Contains(stdout, report.FsyncsNote) {
+					t.Errorf("%s: log syncs counted %v, but the console's syncs/s marked † %v:\n%s", mode, logSyncs, marked, stdout)
+				}
+				ivs, _ := raw["intervals"].([]any)
+				fsyncs := false
+				for _, iv := range ivs {
+					p := iv.(map[string]any)
+					if f, ok := p["fsyncs_per_sec"].(float64); ok && f > 0 && p["log_syncs_per_sec"] == nil {
+						fsyncs = true
+					}
+				}
+				if fsyncs == logSyncs {
+					t.Errorf("%s: log syncs counted %v, intervals' fsyncs_per_sec in their place %v", mode, logSyncs, fsyncs)
+				}
 				if d := r.Target.Durability; d.Before != d.After {
 					t.Fatalf("%s: setting %s was %q before and %q after the run", mode, d.Setting, d.Before, d.After)
 				}

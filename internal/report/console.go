@@ -29,9 +29,10 @@ type Live struct {
 	// NoBytes: the workload does not count data bytes; MB/min shows n/a.
 	NoBytes bool
 
-	acc      runner.Interval
-	lastKeep time.Duration
-	header   bool
+	acc         runner.Interval
+	lastKeep    time.Duration
+	header      bool
+	fsyncsNoted bool // FsyncsNote printed
 }
 
 // FilesNA says which of files' figures are not available, and why, or "".
@@ -105,6 +106,7 @@ func (l *Live) Interval(iv runner.Interval) {
 		fmt.Fprintln(l.W, l.line(l.acc))
 	}
 	if keep {
+		l.noteFsyncs()
 		l.lastKeep = iv.End
 		l.acc = runner.Interval{}
 	}
@@ -118,7 +120,17 @@ func (l *Live) Done() {
 	}
 	if l.acc.Snap != nil && l.acc.End > l.acc.Start {
 		fmt.Fprintln(l.W, l.line(l.acc))
+		l.noteFsyncs()
 		l.acc = runner.Interval{}
+	}
+}
+
+// noteFsyncs says once, under the first kept line whose syncs/s shows the
+// log's and data files' fsyncs together (MariaDB), what they are.
+func (l *Live) noteFsyncs() {
+	if !l.fsyncsNoted && fsyncRate(l.acc.Evidence) != nil {
+		fmt.Fprintf(l.W, "  (%s)\n", FsyncsNote)
+		l.fsyncsNoted = true
 	}
 }
 
@@ -148,12 +160,12 @@ func (l *Live) line(iv runner.Interval) string {
 		return fmt.Sprintf("%6.0fs %10s %10.1f %10.1f %9s %9s %9s %6d %8d %10s %9s %6s%s",
 			p.T, target, p.RequestsPerSec, p.RowsPerSec, opt(p.MBPerMin, "%.2f"),
 			lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
-			p.Errors, p.Late, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
+			p.Errors, p.Late, opt(p.LogMBPerSec, "%.2f"), SyncsCell(p.LogSyncsPerSec, p.FsyncsPerSec), opt(p.ClientCPUPct, "%.0f"), tag)
 	}
 	return fmt.Sprintf("%6.0fs %10.1f %10.1f %9s %9s %9s %6d %10s %9s %6s%s",
 		p.T, p.RequestsPerSec, p.RowsPerSec, opt(p.MBPerMin, "%.2f"),
 		lat(func() float64 { return p.LatencyMs.P50 }), lat(func() float64 { return p.LatencyMs.P99 }),
-		p.Errors, opt(p.LogMBPerSec, "%.2f"), opt(p.LogSyncsPerSec, "%.0f"), opt(p.ClientCPUPct, "%.0f"), tag)
+		p.Errors, opt(p.LogMBPerSec, "%.2f"), SyncsCell(p.LogSyncsPerSec, p.FsyncsPerSec), opt(p.ClientCPUPct, "%.0f"), tag)
 }
 
 // PrintSummary prints the end-of-run summary.

@@ -707,7 +707,7 @@ func mergeSteps(m *Result, rs []*Result, embedded bool) error {
 		if embedded {
 			s.Costs = meanCosts(cs, reqs)
 		} else {
-			s.LogMBPerSec, s.LogSyncsPerSec, s.DataIOPS = b.LogMBPerSec, b.LogSyncsPerSec, b.DataIOPS
+			s.LogMBPerSec, s.LogSyncsPerSec, s.DataIOPS, s.FsyncsPerSec = b.LogMBPerSec, b.LogSyncsPerSec, b.DataIOPS, b.FsyncsPerSec
 			s.Costs = scaleCosts(b.Costs, b.Completed, s.Completed)
 		}
 		s.SaturatedBy = saturation(s.LatePct, s.AchievedPct)

@@ -53,7 +53,7 @@ var ThinP99Note = fmt.Sprintf("* p99 of fewer than %d requests: one of the step'
 func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	fmt.Fprintf(w, "%5s %10s %10s %6s %8s %6s %7s %9s %8s %8s %8s %9s %8s %9s %8s\n",
 		labelHead, "req/s", "achieved", "ach%", "late", "late%", "failed", "MB/min", "p50 ms", "p95", "p99", "log MB/s", "syncs/s", "data IOPS", "lag p99")
-	thin := false
+	thin, fsyncs := false, false
 	for _, row := range rows {
 		s := row.step
 		p99 := "n/a"
@@ -87,7 +87,8 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 			row.label, fmtRate(s.Rate), opt(s.AchievedPerSec, "%.1f"), opt(s.AchievedPct, "%.1f"), s.Late, opt(s.LatePct, "%.2f"),
 			s.Failed, opt(s.MBPerMin, "%.3f"),
 			lat(func() float64 { return s.LatencyMs.P50 }), lat(func() float64 { return s.LatencyMs.P95 }), p99,
-			opt(s.LogMBPerSec, "%.2f"), opt(s.LogSyncsPerSec, "%.0f"), opt(s.DataIOPS, "%.0f"), lag, strings.Join(flags, "  "))
+			opt(s.LogMBPerSec, "%.2f"), SyncsCell(s.LogSyncsPerSec, s.FsyncsPerSec), opt(s.DataIOPS, "%.0f"), lag, strings.Join(flags, "  "))
+		fsyncs = fsyncs || s.LogSyncsPerSec == nil && s.FsyncsPerSec != nil
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	lateAfter := "the lateness limit"
@@ -96,6 +97,9 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	}
 	fmt.Fprintf(w, "  late = could not start within %s of its scheduled time: skipped, never run. lag p99 = ceiling's own delay in starting requests (ms).\n", lateAfter)
 	fmt.Fprintf(w, "  SATURATED = late > %g%% of scheduled, or achieved < %g%% of requested. n/a = not measured.\n", SatLatePct, SatAchievedPct)
+	if fsyncs {
+		fmt.Fprintln(w, "  "+FsyncsNote+".")
+	}
 	if thin {
 		fmt.Fprintln(w, "  "+ThinP99Note)
 	}

@@ -541,6 +541,27 @@ func TestRampThinP99(t *testing.T) {
 	}
 }
 
+// TestRampFsyncs: a step whose server counts no log syncs of its own
+// (MariaDB) shows its log's and data files' fsyncs in syncs/s, marked †
+// and explained under the table; log syncs are shown plain.
+func TestRampFsyncs(t *testing.T) {
+	res := &Result{Steps: []Step{
+		{Index: 0, Rate: 1000, Completed: 5000, FsyncsPerSec: f64(1003)},
+		{Index: 1, Rate: 2000, Completed: 10000, FsyncsPerSec: f64(2009)},
+	}}
+	var buf bytes.Buffer
+	PrintRamp(&buf, res)
+	if out := buf.String(); !strings.Contains(out, " 1003† ") || !strings.Contains(out, " 2009† ") || !strings.Contains(out, FsyncsNote) {
+		t.Fatalf("ramp:\n%s", out)
+	}
+	res.Steps = []Step{{Index: 0, Rate: 1000, Completed: 5000, LogSyncsPerSec: f64(998), FsyncsPerSec: f64(1003)}}
+	buf.Reset()
+	PrintRamp(&buf, res)
+	if out := buf.String(); !strings.Contains(out, " 998 ") || strings.Contains(out, "†") {
+		t.Fatalf("ramp with log syncs:\n%s", out)
+	}
+}
+
 // TestRepeatStatsCosts: the per-request costs that compare shows have a
 // run-to-run spread too (log writes, commits, server CPU, round trips), so
 // a change in them can be called beyond or within it.

@@ -444,8 +444,12 @@ type IntervalPoint struct {
 	Run              *int     `json:"run,omitempty"`  // --repeat: which run (1-based); t restarts at each run
 	LogMBPerSec      *float64 `json:"log_mb_per_sec"`
 	LogSyncsPerSec   *float64 `json:"log_syncs_per_sec"`
-	DataIOPS         *float64 `json:"data_iops"`
-	ClientCPUPct     *float64 `json:"client_cpu_pct_of_cores"`
+	// FsyncsPerSec is the log's and data files' fsyncs together, per
+	// second, where the server counts no log syncs of its own (MariaDB:
+	// Innodb_data_fsyncs); absent otherwise.
+	FsyncsPerSec *float64 `json:"fsyncs_per_sec,omitempty"`
+	DataIOPS     *float64 `json:"data_iops"`
+	ClientCPUPct *float64 `json:"client_cpu_pct_of_cores"`
 	// ServerCPUPct is the database server's CPU and HostCPUPct the host's
 	// busy CPU in the interval, % of the host's cores (local server only;
 	// null when not measured).
@@ -810,6 +814,7 @@ func intervalOf(iv runner.Interval, cores int, noBytes bool) IntervalPoint {
 	}
 	p.Histogram = iv.Hist
 	p.LogMBPerSec, p.LogSyncsPerSec, p.DataIOPS = ioRates(iv.Evidence)
+	p.FsyncsPerSec = fsyncRate(iv.Evidence)
 	p.ServerCPUPct, p.HostCPUPct, p.WaitMsPerSec = cpuAndWaits(iv.Evidence)
 	if e := iv.Evidence; e != nil {
 		if d := logDeviceOf("", e.Counters, e.Seconds, t.Requests); d != nil {
@@ -846,6 +851,37 @@ func ioRates(e *runner.Evidence) (logMB, logSyncs, dataIOPS *float64) {
 	}
 	return logMB, logSyncs, dataIOPS
 }
+
+// fsyncRate is e's fsyncs of log and data files together per second,
+// where it has no log syncs of their own (MariaDB), else nil.
+func fsyncRate(e *runner.Evidence) *float64 {
+	if e == nil || e.Seconds <= 0 {
+		return nil
+	}
+	if _, ok := e.Counters[target.CtrLogSyncs]; ok {
+		return nil
+	}
+	if v, ok := e.Counters[target.CtrDataSyncs]; ok {
+		return f64(v / e.Seconds)
+	}
+	return nil
+}
+
+// SyncsCell is a syncs/s cell of the console's tables: the log's syncs
+// per second, else the fsyncs of log and data together marked "†" (see
+// FsyncsNote), else n/a.
+func SyncsCell(logSyncs, fsyncs *float64) string {
+	switch {
+	case logSyncs != nil:
+		return fmt.Sprintf("%.0f", *logSyncs)
+	case fsyncs != nil:
+		return fmt.Sprintf("%.0f†", *fsyncs)
+	}
+	return "n/a"
+}
+
+// FsyncsNote explains a syncs/s cell marked "†".
+const FsyncsNote = "syncs/s † = fsyncs of the log and the data files together: the server counts no log syncs of its own"
 
 // cpuAndWaits returns the server's and the host's CPU (% of the host's
 // cores) and the wait time by category (ms per second) of e; each is nil

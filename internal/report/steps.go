@@ -38,8 +38,10 @@ type Step struct {
 	Partial        bool             `json:"partial"`
 	LogMBPerSec    *float64         `json:"log_mb_per_sec"`
 	LogSyncsPerSec *float64         `json:"log_syncs_per_sec"`
-	DataIOPS       *float64         `json:"data_iops"`
-	Costs          Costs            `json:"costs"` // per successful request, like the top-level costs
+	// FsyncsPerSec: as IntervalPoint's.
+	FsyncsPerSec *float64 `json:"fsyncs_per_sec,omitempty"`
+	DataIOPS     *float64 `json:"data_iops"`
+	Costs        Costs    `json:"costs"` // per successful request, like the top-level costs
 	// SchedLagMs is ceiling's own delay in starting requests; StartLagMs is
 	// scheduled to actual start, queueing behind busy workers included.
 	SchedLagMs *metrics.Latency `json:"sched_lag_ms"`
@@ -107,6 +109,7 @@ func stepOf(i int, st runner.StepResult, cores int, noBytes bool) Step {
 		s.LatePct = f64(100 * float64(st.Late) / float64(st.Scheduled))
 	}
 	s.LogMBPerSec, s.LogSyncsPerSec, s.DataIOPS = ioRates(st.Evidence)
+	s.FsyncsPerSec = fsyncRate(st.Evidence)
 	if st.Evidence != nil {
 		s.Costs = costsOf(st.Evidence.Counters, st.Completed)
 	}
