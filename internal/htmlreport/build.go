@@ -542,6 +542,15 @@ func ptr(get func(*report.IntervalPoint) *float64) func(*report.IntervalPoint) f
 	return func(pt *report.IntervalPoint) float64 { return nan(get(pt)) }
 }
 
+// syncsCell is a step's log syncs/s, else its fsyncs of log and data
+// together marked † (report.FsyncsNote), else n/a.
+func syncsCell(logSyncs, fsyncs *float64) string {
+	if logSyncs == nil && fsyncs != nil {
+		return opt(fsyncs) + "†"
+	}
+	return opt(logSyncs)
+}
+
 // dataLatency is the mean latency per data-file IO in the interval.
 func dataLatency(pt *report.IntervalPoint) float64 {
 	n, ms, _ := pt.DataFileIO()
@@ -613,10 +622,16 @@ func evidenceBlocks(r *report.Result) ([]Block, error) {
 		return nil
 	}
 	xl := p.xLabel()
-	if err := add("Log writes", LineChart{Title: "Log writes", XLabel: xl, YLabel: "log MB/s",
+	logw := LineChart{Title: "Log writes", XLabel: xl, YLabel: "log MB/s",
 		Series:  []Series{p.series("log MB/s", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogMBPerSec }))},
 		Y2Label: "log syncs/s", Series2: []Series{p.series("log syncs/s", ptr(func(pt *report.IntervalPoint) *float64 { return pt.LogSyncsPerSec }))},
-	}, ""); err != nil {
+	}
+	if slices.ContainsFunc(r.Intervals, func(pt report.IntervalPoint) bool { return pt.FsyncsPerSec != nil }) {
+		// MariaDB: no log syncs of its own; its fsyncs of log and data together.
+		logw.Y2Label = "syncs/s"
+		logw.Series2 = append(logw.Series2, p.series("fsyncs/s, log and data together", ptr(func(pt *report.IntervalPoint) *float64 { return pt.FsyncsPerSec })))
+	}
+	if err := add("Log writes", logw, ""); err != nil {
 		return nil, err
 	}
 	if err := add("Data-file IOPS", LineChart{Title: "Data-file IOPS", XLabel: xl, YLabel: "IOPS (reads + writes/s)",
@@ -718,7 +733,7 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	batch := isBatch(steps)
 	var rows [][]string
 	var marks [][]string
-	thin := false
+	thin, fsyncs := false, false
 	for i, s := range steps {
 		lat := latencyCells(s.LatencyMs)
 		if !batch && report.ThinP99(s) {
@@ -744,7 +759,8 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		}
 		rows = append(rows, []string{strconv.Itoa(i + 1), first, withSD(opt(s.AchievedPerSec), s.RepeatStats["achieved_per_sec"]), fixed(s.AchievedPct, 1),
 			group(strconv.FormatInt(s.Late, 10)), withSD(fixed(s.LatePct, 2), s.RepeatStats["late_pct"]), strconv.FormatInt(s.Failed, 10),
-			lat[0], lat[2], withSD(lat[3], s.RepeatStats["p99_ms"]), opt(s.LogMBPerSec), opt(s.LogSyncsPerSec), opt(s.DataIOPS), bn, sat})
+			lat[0], lat[2], withSD(lat[3], s.RepeatStats["p99_ms"]), opt(s.LogMBPerSec), syncsCell(s.LogSyncsPerSec, s.FsyncsPerSec), opt(s.DataIOPS), bn, sat})
+		fsyncs = fsyncs || s.LogSyncsPerSec == nil && s.FsyncsPerSec != nil
 		m := make([]string, 15)
 		if s.Saturated {
 			m[14] = "sat"
@@ -761,6 +777,9 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	caption := fmt.Sprintf("Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped; saturated = late above %g%% or achieved below %g%%; a verdict marked kept up is of a step that ran at its rate: what each request's time is made of, not where the rate tops out)", report.SatLatePct, report.SatAchievedPct)
 	if len(r.Runs) > 1 {
 		caption += "; the runs merged, ± one standard deviation over the runs"
+	}
+	if fsyncs {
+		caption += "; " + report.FsyncsNote
 	}
 	if thin {
 		caption += "; " + report.ThinP99Note
