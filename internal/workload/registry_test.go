@@ -1,0 +1,31 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLookupSuggests: an unknown workload's error lists them all and, for
+// a name one or two letters off or a prefix, says which was meant.
+func TestLookupSuggests(t *testing.T) {
+	r := Registry{{Name: "inserts-deletes"}, {Name: "single-inserts"}, {Name: "tpcc"}, {Name: "updates"}}
+	for name, want := range map[string]string{
+		"inserts-delete":   `unknown workload "inserts-delete" (did you mean inserts-deletes? available: inserts-deletes, single-inserts, tpcc, updates)`,
+		"Single-Insert":    "did you mean single-inserts?",
+		"tpc":              "did you mean tpcc?",
+		"upd":              "did you mean updates?",
+		"nope":             `unknown workload "nope" (available: inserts-deletes, single-inserts, tpcc, updates)`,
+		"no-such-workload": `(available: `,
+	} {
+		_, err := r.Lookup(name)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+		if name == "nope" && strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("%s: %v guesses", name, err)
+		}
+	}
+	if _, err := r.Lookup("tpcc"); err != nil {
+		t.Errorf("tpcc: %v", err)
+	}
+}
