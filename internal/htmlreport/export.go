@@ -114,6 +114,7 @@ func intervalRows(r *report.Result) [][]string {
 	for _, w := range waitOrder {
 		head = append(head, "wait_"+w+"_ms_per_sec")
 	}
+	head = append(head, "fsyncs_per_sec") // last: the columns before it kept their places
 	rows := [][]string{head}
 	for i := range r.Intervals {
 		pt := &r.Intervals[i]
@@ -130,6 +131,7 @@ func intervalRows(r *report.Result) [][]string {
 				row = append(row, "")
 			}
 		}
+		row = append(row, cell(pt.FsyncsPerSec))
 		rows = append(rows, row)
 	}
 	return rows
@@ -146,7 +148,7 @@ func stepRows(r *report.Result) [][]string {
 	head := []string{"step", "rate", "batch", "achieved_per_sec", "achieved_pct", "scheduled", "completed", "late", "late_pct", "failed", "rows_per_sec", "mb_per_min"}
 	head = append(head, latHead...)
 	head = append(head, "log_mb_per_sec", "log_syncs_per_sec", "data_iops", "log_bytes_per_op", "log_syncs_per_op", "log_bytes_per_data_byte", "client_cpu_pct_of_cores", "saturated", "bottleneck",
-		"service_mean_ms", "service_p99_ms")
+		"service_mean_ms", "service_p99_ms", "fsyncs_per_sec")
 	rows := [][]string{head}
 	for _, s := range r.Steps {
 		bn := ""
@@ -163,7 +165,7 @@ func stepRows(r *report.Result) [][]string {
 		if l := s.ServiceMs; l != nil {
 			svcMean, svcP99 = fcell(l.Mean), fcell(l.P99)
 		}
-		row = append(row, svcMean, svcP99)
+		row = append(row, svcMean, svcP99, cell(s.FsyncsPerSec))
 		rows = append(rows, row)
 	}
 	return rows

@@ -396,12 +396,22 @@ func TestWriteCSV(t *testing.T) {
 	if len(runs) != 4 {
 		t.Errorf("runs: %d rows, want 4", len(runs))
 	}
-	// A knee result measured the service time of its probes.
-	paths, err = WriteCSV(dir, load(t, fxKnee))
+	// fsyncs_per_sec is the last column: the others kept their places.
+	if h := iv[0]; h[len(h)-1] != "fsyncs_per_sec" || iv[1][len(h)-1] != "" {
+		t.Errorf("intervals: last column %q = %q, want fsyncs_per_sec, empty for sqlite", h[len(h)-1], iv[1][len(h)-1])
+	}
+	// A knee result measured the service time of its probes; on MariaDB
+	// its steps carry the fsyncs of log and data together.
+	kin := load(t, fxKnee)
+	kin[0].Result.Steps[0].FsyncsPerSec = f64(1003)
+	paths, err = WriteCSV(dir, kin)
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("knee CSV: %q, %v", paths, err)
 	}
 	kn := read("knee-mysql.steps.csv")
+	if h := kn[0]; h[len(h)-1] != "fsyncs_per_sec" || kn[1][len(h)-1] != "1003" {
+		t.Errorf("knee steps: last column %q = %q, want fsyncs_per_sec 1003", h[len(h)-1], kn[1][len(h)-1])
+	}
 	for i := 1; i < len(kn); i++ {
 		mean, err1 := strconv.ParseFloat(kn[i][col(kn, "service_mean_ms")], 64)
 		p99, err2 := strconv.ParseFloat(kn[i][col(kn, "service_p99_ms")], 64)
