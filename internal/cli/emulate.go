@@ -87,15 +87,17 @@ func EmulationText(e *target.Emulation) string {
 	return s
 }
 
-// suggestLarger adds to the verdict of a closed-loop run held to a shipped
-// profile, when that profile's IO limit is what bound it (storage-queue,
-// log-rate), the next class or tier of the profile's family that predict
-// says would raise the ceiling: the seeds' "pre-allocate the file to the
-// next size class" with its figure. The gain is the ratio of the two
-// predictions, applied to the rate measured.
+// suggestLarger adds to the verdict of a run held to a shipped profile,
+// when that profile's IO limit is what bound it (storage-queue, log-rate),
+// the next class or tier of the profile's family that predict says would
+// raise the ceiling: the seeds' "pre-allocate the file to the next size
+// class" with its figure. The gain is the ratio of the two predictions,
+// applied to the rate measured (a ramp's: the highest a step achieved,
+// sustained).
 func suggestLarger(doc *report.Result) {
 	em, v := doc.Target.Emulation, doc.Verdict
-	if em == nil || v == nil || doc.Load.Model != "closed" || doc.Summary.RequestsPerSec <= 0 ||
+	base := sustained(doc)
+	if em == nil || v == nil || base <= 0 ||
 		v.Bottleneck != diagnose.StorageQueue && v.Bottleneck != diagnose.LogRate {
 		return
 	}
@@ -128,10 +130,26 @@ func suggestLarger(doc *report.Result) {
 	if next.Name == "" {
 		return
 	}
-	g, r := math.Round(gain*100)/100, math.Round(doc.Summary.RequestsPerSec*gain)
+	g, r := math.Round(gain*100)/100, math.Round(base*gain)
 	s := diagnose.Suggestion{
 		Action:        fmt.Sprintf("the next size up, %s (%s), as predict models it (--emulate %s measures it)", next.Name, next.Title, next.Name),
 		PredictedGain: &g, PredictedRequestsPerSec: &r,
 	}
 	v.Suggestions = slices.Insert(v.Suggestions, min(1, len(v.Suggestions)), s)
+}
+
+// sustained is the request rate a run measured its limit at: a closed
+// loop's requests/s; a ramp's (open loop's) highest achieved rate of a
+// step; 0 when none.
+func sustained(doc *report.Result) float64 {
+	if doc.Load.Model == "closed" {
+		return doc.Summary.RequestsPerSec
+	}
+	best := 0.0
+	for _, s := range doc.Steps {
+		if s.AchievedPerSec != nil && *s.AchievedPerSec > best {
+			best = *s.AchievedPerSec
+		}
+	}
+	return best
 }

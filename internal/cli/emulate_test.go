@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,5 +249,57 @@ func TestEmulateLatency(t *testing.T) {
 	code, stdout, stderr = runCLI(t, context.Background(), "predict", firstResult(t, free), "--profile", prof)
 	if code != 0 || !strings.Contains(stdout, "bound by latency") {
 		t.Fatalf("predict: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestEmulateNextSizeRamp: a ramp held to a shipped tier whose log rate
+// bound it is told the next tier up too, its gain applied to the highest
+// rate a step achieved: inserts-deletes at 2014 Basic's 9.7 MB/min of
+// log; Standard S1's 22 MB/min is ×2.27.
+func TestEmulateNextSizeRamp(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "inserts-deletes", "--rates", "100:200:100", "--step", "2s", "--no-probe",
+		"--db", "sqlite:"+filepath.Join(dir, "n.db"), "--emulate", "azure-2014-basic", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Steps []struct {
+			AchievedPerSec float64 `json:"achieved_per_sec"`
+		} `json:"steps"`
+		Verdict struct {
+			Bottleneck  string `json:"bottleneck"`
+			Suggestions []struct {
+				Action                  string   `json:"action"`
+				PredictedGain           *float64 `json:"predicted_gain"`
+				PredictedRequestsPerSec *float64 `json:"predicted_requests_per_sec"`
+			} `json:"suggestions"`
+		} `json:"verdict"`
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		t.Fatalf("result: %v", err)
+	}
+	if doc.Verdict.Bottleneck != "log-rate" {
+		t.Fatalf("verdict %q, want log-rate:\n%s", doc.Verdict.Bottleneck, stdout)
+	}
+	best := 0.0
+	for _, s := range doc.Steps {
+		best = max(best, s.AchievedPerSec)
+	}
+	found := false
+	for _, s := range doc.Verdict.Suggestions {
+		if !strings.HasPrefix(s.Action, "the next size up, azure-2014-s1") {
+			continue
+		}
+		found = true
+		if s.PredictedGain == nil || *s.PredictedGain < 2.2 || *s.PredictedGain > 2.35 || s.PredictedRequestsPerSec == nil ||
+			math.Abs(*s.PredictedRequestsPerSec-best**s.PredictedGain) > 1 {
+			t.Errorf("next tier: gain %v, %v req/s; want about 2.27 × the best step's %.1f/s", s.PredictedGain, s.PredictedRequestsPerSec, best)
+		}
+	}
+	if !found {
+		t.Errorf("no next tier suggested: %+v\n%s", doc.Verdict.Suggestions, stdout)
 	}
 }
