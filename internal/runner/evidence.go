@@ -124,15 +124,7 @@ func (e *Evidence) Add(o *Evidence) {
 		for i := range e.Files {
 			g := &e.Files[i]
 			if g.Name == f.Name && g.Role == f.Role {
-				g.Reads += f.Reads
-				g.Writes += f.Writes
-				g.BytesRead += f.BytesRead
-				g.BytesWritten += f.BytesWritten
-				g.Syncs += f.Syncs
-				g.ReadNs += f.ReadNs
-				g.WriteNs += f.WriteNs
-				g.SyncNs += f.SyncNs
-				g.EmulatedNs += f.EmulatedNs
+				g.Add(f)
 				found = true
 				break
 			}

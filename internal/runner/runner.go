@@ -735,18 +735,7 @@ func filesByRole(files []target.FileStat) []target.FileStat {
 			out = append(out, target.FileStat{Name: f.Role + " files", Role: f.Role})
 			i = len(out) - 1
 		}
-		g := &out[i]
-		g.Reads += f.Reads
-		g.Writes += f.Writes
-		g.BytesRead += f.BytesRead
-		g.BytesWritten += f.BytesWritten
-		g.Syncs += f.Syncs
-		g.ReadNs += f.ReadNs
-		g.WriteNs += f.WriteNs
-		g.SyncNs += f.SyncNs
-		g.EmulatedNs += f.EmulatedNs
-		g.NoSyncs = g.NoSyncs || f.NoSyncs
-		g.NoWriteTime = g.NoWriteTime || f.NoWriteTime
+		out[i].Add(f)
 	}
 	return out
 }

@@ -497,6 +497,21 @@ type FileStat struct {
 	NoWriteTime bool `json:"-"`
 }
 
+// Add adds o's counts to f's; what either did not measure stays marked.
+func (f *FileStat) Add(o FileStat) {
+	f.Reads += o.Reads
+	f.Writes += o.Writes
+	f.BytesRead += o.BytesRead
+	f.BytesWritten += o.BytesWritten
+	f.Syncs += o.Syncs
+	f.ReadNs += o.ReadNs
+	f.WriteNs += o.WriteNs
+	f.SyncNs += o.SyncNs
+	f.EmulatedNs += o.EmulatedNs
+	f.NoSyncs = f.NoSyncs || o.NoSyncs
+	f.NoWriteTime = f.NoWriteTime || o.NoWriteTime
+}
+
 // TimedIO is the file's reads and writes whose time is the IO's own, and
 // that time: its writes are left out when they are asynchronous
 // (NoWriteTime).
