@@ -117,6 +117,35 @@ func TestStepVerdictsGrouped(t *testing.T) {
 	}
 }
 
+// TestStepVerdictsNearest: a step with no bottleneck names the rules it
+// came closest to (a PostgreSQL ramp's 500/s step: commit-flush, log syncs
+// 35% of each request's time < 40%, between steps that matched it), by
+// name only, so neighbours near the same rule with other figures still
+// share a line.
+func TestStepVerdictsNearest(t *testing.T) {
+	none := func(near ...string) *diagnose.Verdict {
+		v := &diagnose.Verdict{Bottleneck: diagnose.None, Evidence: []string{"no clear bottleneck: no rule matched", "500 req/s with 1 thread"}}
+		for _, n := range near {
+			v.Evidence = append(v.Evidence, "nearest: "+n)
+		}
+		return v
+	}
+	var out strings.Builder
+	printStepVerdicts(&out, []rampRow{
+		{label: "1", step: Step{Rate: 500, Verdict: none("commit-flush — log syncs are 35% of each request's time < 40%")}},
+		{label: "2", step: Step{Rate: 1000, Verdict: none("commit-flush — log syncs are 38% of each request's time < 40%")}},
+		{label: "3", step: Step{Rate: 1500, Verdict: none("commit-flush — log syncs are 39% of each request's time < 40%", "cpu — CPU 70% of the server's cores < 85%")}},
+		{label: "4", step: Step{Rate: 2000, Verdict: none()}},
+	})
+	want := "  verdict per step:\n" +
+		"  1 … 2 (2) none — no clear bottleneck: no rule matched (nearest: commit-flush)\n" +
+		"      3 none — no clear bottleneck: no rule matched (nearest: commit-flush, cpu)\n" +
+		"      4 none — no clear bottleneck: no rule matched\n"
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 // TestWorkerBoundNote: a saturated step whose requests waited for a free
 // worker suggests raising -c, unless the step's verdict names a saturated
 // resource of the database (a real run: PostgreSQL -R 60000 -c 8 relaxed,

@@ -625,6 +625,9 @@ func printVerdicts(w io.Writer, title string, rows []verdictRow) {
 		if len(v.Evidence) > 0 {
 			line += " — " + v.Evidence[0]
 		}
+		if near := nearestRules(v); near != "" {
+			line += " (nearest: " + near + ")"
+		}
 		if len(v.Suggestions) > 0 {
 			line += "; try " + v.Suggestions[0].Action + gainText(v.Suggestions[0])
 		}
@@ -650,6 +653,25 @@ func printVerdicts(w io.Writer, title string, rows []verdictRow) {
 	if keptUp {
 		fmt.Fprintln(w, "  (kept up) = the step ran at its rate: its verdict says what each request's time is made of, not where the rate tops out")
 	}
+}
+
+// nearestRules names the rules a verdict of no bottleneck found closest
+// to matching ("commit-flush", "commit-flush, cpu"), from its "nearest:"
+// evidence, or "" when it has none. The names only, so that neighbouring
+// steps near the same rule share one line; the figures are in the
+// verdict's evidence (JSON, HTML).
+func nearestRules(v *diagnose.Verdict) string {
+	if v.Bottleneck != diagnose.None {
+		return ""
+	}
+	var names []string
+	for _, e := range v.Evidence {
+		if rest, ok := strings.CutPrefix(e, "nearest: "); ok {
+			name, _, _ := strings.Cut(rest, " — ")
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // sig3 rounds v to three significant digits: 14,086 → 14,100.
