@@ -22,13 +22,50 @@ func (r Registry) Lookup(name string) (Meta, error) {
 	}
 	sort.Strings(names)
 	guess := ""
-	for _, n := range names {
-		if d := distance(strings.ToLower(name), n); d <= 2 || strings.HasPrefix(n, strings.ToLower(name)) && len(name) >= 3 {
-			guess = fmt.Sprintf("did you mean %s? ", n)
-			break
-		}
+	if g := guesses(strings.ToLower(name), names); len(g) > 0 {
+		guess = "did you mean " + orList(g) + "? "
 	}
 	return Meta{}, fmt.Errorf("unknown workload %q (%savailable: %s)", name, guess, strings.Join(names, ", "))
+}
+
+// guesses are the names a mistyped name may have meant: the nearest
+// within two edits, and fewer than half its letters (all that are as
+// near), else those holding it whole,
+// when it has three letters or more ("selects": the three kinds of
+// selects), else none.
+func guesses(name string, names []string) []string {
+	best, near := 3, []string(nil)
+	for _, n := range names {
+		switch d := distance(name, n); {
+		case 2*d >= len(name):
+			// As many edits as letters kept: not a typo of it.
+		case d < best:
+			best, near = d, []string{n}
+		case d == best:
+			near = append(near, n)
+		}
+	}
+	if len(near) > 0 {
+		return near
+	}
+	if len(name) < 3 {
+		return nil
+	}
+	var holding []string
+	for _, n := range names {
+		if strings.Contains(n, name) {
+			holding = append(holding, n)
+		}
+	}
+	return holding
+}
+
+// orList joins names as "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // distance is the Levenshtein distance between a and b (bytes).

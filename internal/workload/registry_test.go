@@ -8,13 +8,17 @@ import (
 // TestLookupSuggests: an unknown workload's error lists them all and, for
 // a name one or two letters off or a prefix, says which was meant.
 func TestLookupSuggests(t *testing.T) {
-	r := Registry{{Name: "inserts-deletes"}, {Name: "single-inserts"}, {Name: "tpcc"}, {Name: "updates"}}
+	r := Registry{{Name: "inserts-deletes"}, {Name: "single-inserts"}, {Name: "tpcc"}, {Name: "updates"}, {Name: "direct-selects"}, {Name: "indirect-selects"}}
 	for name, want := range map[string]string{
-		"inserts-delete":   `unknown workload "inserts-delete" (did you mean inserts-deletes? available: inserts-deletes, single-inserts, tpcc, updates)`,
+		"inserts-delete":   `unknown workload "inserts-delete" (did you mean inserts-deletes? available: direct-selects, indirect-selects, inserts-deletes, single-inserts, tpcc, updates)`,
+		"indirect-selcts":  "did you mean indirect-selects? ",
+		"irect-selects":    "did you mean direct-selects? ",
+		"selects":          "did you mean direct-selects or indirect-selects? ",
+		"inserts":          "did you mean inserts-deletes or single-inserts? ",
 		"Single-Insert":    "did you mean single-inserts?",
 		"tpc":              "did you mean tpcc?",
 		"upd":              "did you mean updates?",
-		"nope":             `unknown workload "nope" (available: inserts-deletes, single-inserts, tpcc, updates)`,
+		"nope":             `unknown workload "nope" (available: direct-selects, indirect-selects, inserts-deletes, single-inserts, tpcc, updates)`,
 		"no-such-workload": `(available: `,
 	} {
 		_, err := r.Lookup(name)
