@@ -1358,6 +1358,22 @@ func TestOneSessionPerCoreGain(t *testing.T) {
 	}
 }
 
+// The same on SQLite writing (single inserts on /dev/shm, one session on
+// CPU 76%, 1.0 of 2 cores busy): the second core would not help, since
+// SQLite takes one writer at a time (+4% at 2 threads), so no thread
+// count or gain is suggested; reading, it would.
+func TestOneSessionPerCoreSQLiteWriter(t *testing.T) {
+	f := Figures{InProcess: true, Threads: 1, Cores: p(2), ClientCPUPct: p(52), RequestsPerSec: p(90848), LogMBPerSec: p(359.6), WaitMs: map[string]float64{WaitCPU: 76, WaitLog: 24}}
+	c := CPURule(f)
+	if !c.Matched || len(c.Suggestions) != 1 || c.Suggestions[0].PredictedGain != nil || !strings.Contains(c.Suggestions[0].Action, "one writer at a time") {
+		t.Fatalf("writing: %+v", c)
+	}
+	f.LogMBPerSec = p(0)
+	if c := CPURule(f); !c.Matched || len(c.Suggestions) != 1 || c.Suggestions[0].PredictedGain == nil {
+		t.Fatalf("reading: %+v", c)
+	}
+}
+
 // SQLite takes one writer at a time: waits for its lock while the writer
 // holding it writes the log count for the log in the holder's share, so a
 // log held to a low rate is named log-rate, not contention; a server's

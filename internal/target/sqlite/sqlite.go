@@ -43,6 +43,11 @@ func ParseDSN(dsn string) (string, error) {
 	if rest == "" {
 		return "", fmt.Errorf("sqlite DSN %q has no file path (want sqlite:PATH, e.g. sqlite:ceiling.db)", dsn)
 	}
+	if rest == ":memory:" || strings.HasPrefix(rest, "file:") {
+		// SQLite would take these as a private in-memory database per
+		// connection or a URI; ceiling would make a file of that name.
+		return "", fmt.Errorf("sqlite DSN %q: in-memory and file: URI databases are not supported (each worker has its own connection, and ceiling measures the database's files); give a path, e.g. sqlite:/dev/shm/ceiling.db for a database held in RAM", dsn)
+	}
 	return rest, nil
 }
 

@@ -28,6 +28,9 @@ func TestParseDSN(t *testing.T) {
 		{"sqlite:", "", false},
 		{"sqlite:x.db?mode=ro", "", false},
 		{"postgres://h/db", "", false},
+		{"sqlite::memory:", "", false}, // would be a file named ":memory:"
+		{"sqlite:file:x.db", "", false},
+		{"sqlite:/dev/shm/x.db", "/dev/shm/x.db", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dsn, func(t *testing.T) {
