@@ -287,7 +287,11 @@ func summaryBlocks(r *report.Result) []Block {
 	if l := report.RoundTripsLine(r); l != "" {
 		kv(&rows, "round trips to the server", strings.TrimPrefix(l, "round trips to the server: "))
 	}
-	blocks := []Block{{Table: &Table{Caption: "Headline figures", Head: []string{"figure", "value"}, Rows: rows}}}
+	caption := "Headline figures"
+	if n := report.MixedRatesNote(r); n != "" {
+		caption += " (" + n + ")"
+	}
+	blocks := []Block{{Table: &Table{Caption: caption, Head: []string{"figure", "value"}, Rows: rows}}}
 
 	var ops [][]string
 	order := s.OpOrder

@@ -201,6 +201,10 @@ func PrintSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "   %s\n", OpenLoopPlan(r.Load))
 	}
 
+	if n := MixedRatesNote(r); n != "" {
+		fmt.Fprintf(w, "   %s\n", n)
+	}
+
 	nameW := 10 // the operation column fits the longest name (tpcc: order_status)
 	for _, op := range s.OpOrder {
 		nameW = max(nameW, len(op))
@@ -336,6 +340,24 @@ func LogDeviceLine(d *LogDeviceStats) string {
 
 // OpenLoopPlan describes an open-loop load model in one line, e.g.
 // "open loop: 3 steps 50..150/s, 30s each, uniform arrivals, late after 1s".
+// MixedRatesNote says that the summary of several steps (a ramp, a
+// knee's probes, a batch sweep's sizes) puts requests made at different
+// rates or batch sizes together, so its latency and rate are of no one
+// of them; "" for one step.
+func MixedRatesNote(r *Result) string {
+	if len(r.Steps) < 2 {
+		return ""
+	}
+	what, one, together := "steps", "step", "requests together, made at different rates"
+	switch {
+	case r.Knee != nil:
+		what, one = "probes", "probe"
+	case r.Steps[0].Batch != nil:
+		what, one, together = "batch sizes", "batch size", "runs together"
+	}
+	return fmt.Sprintf("the summary puts the %d %s' %s: each %s's own figures are in the %s' table", len(r.Steps), what, together, one, what)
+}
+
 func OpenLoopPlan(l Load) string {
 	arrival, late := "uniform", "1s"
 	if l.Arrival != nil {

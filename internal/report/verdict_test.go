@@ -49,6 +49,9 @@ func TestBuildFillsVerdict(t *testing.T) {
 			t.Fatalf("console lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "the summary puts") {
+		t.Fatalf("a closed loop's summary is of one load:\n%s", out)
+	}
 
 	// The same run relaxed: hardly any syncs → not commit-flush.
 	ev.Counters[target.CtrLogSyncs] = 7
@@ -84,7 +87,7 @@ func TestRampStepVerdicts(t *testing.T) {
 	var buf bytes.Buffer
 	PrintSummary(&buf, res)
 	out := buf.String()
-	for _, want := range []string{"verdict per step:", "    1 none — no clear bottleneck", "    2 log-rate — log 2.10 MB/s, flat (+5%)", "\nverdict: log-rate — log 2.10 MB/s"} {
+	for _, want := range []string{"   the summary puts the 2 steps' requests together, made at different rates: each step's own figures are in the steps' table\n", "verdict per step:", "    1 none — no clear bottleneck", "    2 log-rate — log 2.10 MB/s, flat (+5%)", "\nverdict: log-rate — log 2.10 MB/s"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("console lacks %q:\n%s", want, out)
 		}
