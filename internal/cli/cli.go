@@ -372,16 +372,24 @@ func closeTarget(t target.Target) error {
 // any setting) the first time it is called; callers defer it. multiplexed
 // is runner.Multiplexes for the run's main configuration.
 func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, threads int, multiplexed bool, what string) (target.Target, func() error, error) {
-	if err := checkOutDir(out); err != nil {
+	undo, err := makeOutDir(out)
+	if err != nil {
 		return nil, nil, err
 	}
 	t, err := e.openTarget(ctx, f, threads, multiplexed)
 	if err != nil {
+		undo()
 		return nil, nil, err
 	}
 	info := t.Info()
 	fmt.Fprintf(e.stdout, "ceiling %s: %s on %s %s (%s)\n", version(), what, info.Engine, info.Version, info.DSN)
-	return t, onceCloser(t), nil
+	closer := onceCloser(t)
+	return t, func() error {
+		// Run last by the callers' defer: a result written by then keeps
+		// the directory (report.Write makes it again if it went earlier).
+		defer undo()
+		return closer()
+	}, nil
 }
 
 // prepareWorkload runs w.Prepare with progress and timing on the console.

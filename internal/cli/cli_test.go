@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -400,6 +402,35 @@ func TestPrepareAndCleanup(t *testing.T) {
 	code, out, errs := runCLI(t, context.Background(), "cleanup", "inserts-deletes", "--db", db)
 	if code != 0 || !strings.Contains(out, "dropped ceiling_rows") {
 		t.Fatalf("cleanup: exit %d %q %q", code, out, errs)
+	}
+}
+
+// TestFailedRunLeavesNoOutDir: a run that fails before writing its result
+// (a server that refuses the connection; a tpcc run without its dataset,
+// which fails after opening the database) removes the --out directories
+// it made, and the SQLite file it made; a run that writes its result
+// keeps them.
+func TestFailedRunLeavesNoOutDir(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a", "b")
+	for _, args := range [][]string{
+		{"run", "single-inserts", "--db", "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=5", "--out", out},
+		{"run", "tpcc", "--db", "sqlite:" + filepath.Join(dir, "t.db"), "--out", out},
+	} {
+		if code, _, _ := runCLI(t, context.Background(), args...); code == 0 {
+			t.Fatalf("%v: exit 0", args)
+		}
+		for _, left := range []string{"a", "t.db"} {
+			if _, err := os.Stat(filepath.Join(dir, left)); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("%v left %s behind: %v", args, left, err)
+			}
+		}
+	}
+	if code, _, errs := runCLI(t, context.Background(), "run", "single-inserts", "--db", "sqlite:"+filepath.Join(dir, "t.db"), "--ops", "10", "--no-probe", "--out", out); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*.json")); len(m) != 1 {
+		t.Fatalf("results in %s: %v", out, m)
 	}
 }
 

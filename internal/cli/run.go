@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -471,23 +472,51 @@ const outUsage = "directory for the JSON result (file named after the run), or t
 // checkOutDir fails early when the result could not be written: out is a
 // directory, or a result file ending in .json (report.OutFile).
 func checkOutDir(out string) error {
+	_, err := makeOutDir(out)
+	return err
+}
+
+// makeOutDir is checkOutDir, also returning a function that removes the
+// directories it made while they are still empty: a run that fails before
+// it writes a result leaves no empty results directory behind.
+func makeOutDir(out string) (undo func(), err error) {
+	undo = func() {}
 	if out == "" {
-		return usagef("--out is empty: give a directory or a file name ending in .json")
+		return undo, usagef("--out is empty: give a directory or a file name ending in .json")
 	}
 	dir := out
 	if report.OutFile(out) {
 		dir = filepath.Dir(out)
 	}
+	var made []string // deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	undo = func() {
+		for _, d := range made {
+			if os.Remove(d) != nil { // not empty (a result), or gone
+				return
+			}
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usagef("--out %s: %v", out, unwrapPath(err))
+		undo()
+		return func() {}, usagef("--out %s: %v", out, unwrapPath(err))
 	}
 	f, err := os.CreateTemp(dir, ".ceiling-probe-*")
 	if err != nil {
-		return usagef("--out %s is not writable: %v", out, unwrapPath(err))
+		undo()
+		return func() {}, usagef("--out %s is not writable: %v", out, unwrapPath(err))
 	}
 	name := f.Name()
 	f.Close()
-	return os.Remove(name)
+	return undo, os.Remove(name)
 }
 
 func unwrapPath(err error) error {

@@ -45,10 +45,11 @@ func (sf *shardFlags) bind(fs *pflag.FlagSet, usage string) {
 	fs.StringVar(&sf.key, "shard-key", "", "with --shard: the name the shards meet under (default: made from the workload and load flags, so that shards started with different ones never meet)")
 }
 
-// Usages of --shard.
+// Usages of --shard. pflag shows the first `quoted` word as the value's
+// name in --help ("--shard I/N"), so no other word is quoted.
 const (
-	runShardUsage  = "run as shard I of N (0 … N-1) of a run several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c, --ops and the rates are the whole run's, split between the shards; the shards meet in the database and start together; `ceiling merge` their results"
-	kneeShardUsage = "search as shard I of N (0 … N-1) of a knee search several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c and each probe's rate are the whole search's, split between the shards; the shards meet in the database before each probe, judge it by all the shards' requests and take the same next step; `ceiling merge` their results"
+	runShardUsage  = "run as shard `I/N` (I from 0 to N-1) of a run several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c, --ops and the rates are the whole run's, split between the shards; the shards meet in the database and start together; ceiling merge reads their results"
+	kneeShardUsage = "search as shard `I/N` (I from 0 to N-1) of a knee search several ceiling processes make together, on one machine or many, each with the same flags but --shard; -c and each probe's rate are the whole search's, split between the shards; the shards meet in the database before each probe, judge it by all the shards' requests and take the same next step; ceiling merge reads their results"
 )
 
 // shardable lists the workloads that can run sharded, for errors.

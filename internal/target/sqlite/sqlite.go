@@ -58,6 +58,7 @@ type Target struct {
 	version string
 	info    target.Info
 	sync    string // PRAGMA synchronous value applied per connection, "" = untouched
+	created bool   // Open made the file: Close removes it if it is left empty (removeIfEmpty)
 
 	mu         sync.Mutex
 	schema     *schema
@@ -98,6 +99,7 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	t := &Target{path: abs, dsn: opts.DSN}
 	_, statErr := os.Stat(abs)
 	created := errors.Is(statErr, fs.ErrNotExist)
+	t.created = created
 	if created && opts.MustExist {
 		return nil, fmt.Errorf("sqlite: %s: %w (the file does not exist)", abs, target.ErrNoDatabase)
 	}
@@ -296,10 +298,45 @@ func (t *Target) Sample(context.Context) (target.Sample, error) {
 
 // Close implements target.Target. SQLite's synchronous setting is per
 // connection, so there is nothing to restore on the server side.
-func (t *Target) Close(context.Context) error {
+func (t *Target) Close(ctx context.Context) error {
 	if t.info.Emulation != nil {
 		vfs.Govern(t.path, vfs.Limits{})
 	}
+	err := t.removeIfEmpty(ctx)
 	t.unlock()
+	return err
+}
+
+// removeIfEmpty removes the database file Open created when it holds
+// nothing of ceiling's but its empty table of tables: a command that
+// failed before it created a table (a tpcc run without its dataset)
+// leaves no file behind. Not a shard's (another process may use the
+// file), and not a file someone else marked or filled meanwhile.
+func (t *Target) removeIfEmpty(ctx context.Context) error {
+	t.mu.Lock()
+	shared := t.lock != nil && t.lockShared
+	t.mu.Unlock()
+	if !t.created || shared {
+		return nil
+	}
+	c, err := t.open(ctx)
+	if err != nil {
+		return nil // gone, or not ours to judge
+	}
+	var id, objects, entries int64
+	empty := c.queryRow(ctx, "PRAGMA application_id", &id) == nil && id == appID &&
+		c.queryRow(ctx, "SELECT count(*) FROM sqlite_schema WHERE name NOT IN ('"+metaTable+"', 'sqlite_autoindex_"+metaTable+"_1')", &objects) == nil && objects == 0
+	if empty && c.queryRow(ctx, "SELECT count(*) FROM sqlite_schema WHERE name = '"+metaTable+"'", &entries) == nil && entries == 1 {
+		empty = c.queryRow(ctx, "SELECT count(*) FROM "+metaTable, &entries) == nil && entries == 0
+	}
+	c.Close()
+	if !empty {
+		return nil
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(t.path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite: remove the empty %s: %w", t.path+suffix, err)
+		}
+	}
 	return nil
 }

@@ -42,6 +42,51 @@ func TestParseDSN(t *testing.T) {
 	}
 }
 
+// TestCloseRemovesEmptyFile: a file Open made and left holding nothing of
+// ceiling's (a command that failed before creating a table) is removed on
+// Close; one with a table stays, and so does an empty file that existed
+// before (someone else's).
+func TestCloseRemovesEmptyFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.db")
+	openClose := func(create bool) {
+		t.Helper()
+		tg, err := Open(ctx, target.Options{DSN: "sqlite:" + path, Durability: target.DurabilityServer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.Schema().Tables(ctx); err != nil { // makes the table of tables
+			t.Fatal(err)
+		}
+		if create {
+			if err := tg.Schema().CreateTable(ctx, "kept", "id INTEGER PRIMARY KEY"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tg.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openClose(false)
+	if m, _ := filepath.Glob(path + "*"); len(m) != 0 {
+		t.Fatalf("an empty file ceiling made stayed: %v", m)
+	}
+	openClose(true)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a file with a table went: %v", err)
+	}
+	other := filepath.Join(dir, "other.db")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path = other
+	openClose(false)
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("an empty file that was there before went: %v", err)
+	}
+}
+
 func open(t *testing.T, d target.Durability) *Target {
 	t.Helper()
 	tg, err := Open(context.Background(), target.Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "t.db"), Durability: d})
