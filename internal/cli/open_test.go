@@ -423,7 +423,7 @@ func TestKneeSQLite(t *testing.T) {
 		if k.Retries != 1 || k.TransientRates == nil || len(k.TransientRates) != 0 {
 			t.Fatalf("retries %d transient %v, want 1 and []", k.Retries, k.TransientRates)
 		}
-		for _, want := range []string{"stop rule:", "re-runs: a probe that breaks the SLO is run once more", "one open-loop step of 250ms", "probe  1:", "knee: at least 80/s"} {
+		for _, want := range []string{"stop rule:", "re-runs: a probe that breaks the SLO is run once more", "one open-loop step of 250ms", "probe  1:", "knee: at least 80/s", "verdict per probe, by rate (# = order run):"} {
 			if !strings.Contains(stdout, want) {
 				t.Fatalf("console lacks %q:\n%s", want, stdout)
 			}

@@ -75,7 +75,7 @@ func TestStepVerdictsKeptUp(t *testing.T) {
 		return &diagnose.Verdict{Bottleneck: b, Evidence: []string{b + " evidence"}}
 	}
 	var out strings.Builder
-	printStepVerdicts(&out, []rampRow{
+	printStepVerdicts(&out, "verdict per step", []rampRow{
 		{label: "1", step: Step{Rate: 500, Verdict: v("commit-flush")}},
 		{label: "2", step: Step{Rate: 2000, Verdict: v("none")}},
 		{label: "3", step: Step{Rate: 50000, Verdict: v("client"), Saturated: true}},
@@ -87,7 +87,7 @@ func TestStepVerdictsKeptUp(t *testing.T) {
 		}
 	}
 	out.Reset()
-	printStepVerdicts(&out, []rampRow{{label: "1", step: Step{Rate: 500, Verdict: v("cpu"), Saturated: true}}})
+	printStepVerdicts(&out, "verdict per step", []rampRow{{label: "1", step: Step{Rate: 500, Verdict: v("cpu"), Saturated: true}}})
 	if strings.Contains(out.String(), "kept up") {
 		t.Errorf("no kept-up step, yet:\n%s", out.String())
 	}
@@ -101,7 +101,7 @@ func TestStepVerdictsGrouped(t *testing.T) {
 		return &diagnose.Verdict{Bottleneck: b, Evidence: []string{ev}}
 	}
 	var out strings.Builder
-	printStepVerdicts(&out, []rampRow{
+	printStepVerdicts(&out, "verdict per step", []rampRow{
 		{label: "1", step: Step{Rate: 10, Verdict: v("none", "no clear bottleneck: no rule matched")}},
 		{label: "2", step: Step{Rate: 20, Verdict: v("none", "no clear bottleneck: no rule matched")}},
 		{label: "16", step: Step{Rate: 30, Verdict: v("none", "no clear bottleneck: no rule matched")}},
@@ -131,7 +131,7 @@ func TestStepVerdictsNearest(t *testing.T) {
 		return v
 	}
 	var out strings.Builder
-	printStepVerdicts(&out, []rampRow{
+	printStepVerdicts(&out, "verdict per step", []rampRow{
 		{label: "1", step: Step{Rate: 500, Verdict: none("commit-flush — log syncs are 35% of each request's time < 40%")}},
 		{label: "2", step: Step{Rate: 1000, Verdict: none("commit-flush — log syncs are 38% of each request's time < 40%")}},
 		{label: "3", step: Step{Rate: 1500, Verdict: none("commit-flush — log syncs are 39% of each request's time < 40%", "cpu — CPU 70% of the server's cores < 85%")}},

@@ -117,7 +117,13 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 		}
 	}
 	if len(rows) > 1 {
-		printStepVerdicts(w, rows)
+		title := "verdict per step"
+		if labelHead == "#" {
+			// A knee's probes, by rate: a group "3 … 9 (5)" is five
+			// neighbouring rates, probes 3 to 9 in the order run.
+			title = "verdict per probe, by rate (# = order run)"
+		}
+		printStepVerdicts(w, title, rows)
 	}
 }
 

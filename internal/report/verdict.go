@@ -580,7 +580,7 @@ func ApproxRate(v float64) string {
 }
 
 // printStepVerdicts prints one line per diagnosed step (printVerdicts).
-func printStepVerdicts(w io.Writer, rows []rampRow) {
+func printStepVerdicts(w io.Writer, title string, rows []rampRow) {
 	var vs []verdictRow
 	for _, row := range rows {
 		v := row.step.Verdict
@@ -592,7 +592,7 @@ func printStepVerdicts(w io.Writer, rows []rampRow) {
 		keptUp := !row.step.Saturated && v.Bottleneck != diagnose.None && v.Bottleneck != diagnose.Errors
 		vs = append(vs, verdictRow{label: row.label, v: v, keptUp: keptUp})
 	}
-	printVerdicts(w, "verdict per step", vs)
+	printVerdicts(w, title, vs)
 }
 
 // verdictRow is one step's verdict for printVerdicts: its label (step,
