@@ -319,6 +319,9 @@ func (t *Target) removeIfEmpty(ctx context.Context) error {
 	if !t.created || shared {
 		return nil
 	}
+	if _, err := os.Stat(t.path); err != nil {
+		return nil // gone (cleanup removed it): opening would make it again
+	}
 	c, err := t.open(ctx)
 	if err != nil {
 		return nil // gone, or not ours to judge
