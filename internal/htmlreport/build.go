@@ -753,6 +753,9 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 			if !s.Saturated && bn != diagnose.None && bn != diagnose.Errors && !batch {
 				bn += " (kept up)"
 			}
+			if near := report.NearestRules(s.Verdict); near != "" {
+				bn += " (nearest: " + near + ")"
+			}
 		}
 		sat := ""
 		if s.Saturated {

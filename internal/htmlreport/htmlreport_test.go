@@ -617,6 +617,18 @@ func TestKneeReport(t *testing.T) {
 	}
 }
 
+// TestStepNearestRules: a step with no bottleneck names the rules it came
+// nearest to in the steps' verdict column, as on the console.
+func TestStepNearestRules(t *testing.T) {
+	ins := load(t, fxKnee)
+	st := &ins[0].Result.Steps[0]
+	st.Verdict = &diagnose.Verdict{Bottleneck: diagnose.None, Evidence: []string{"no clear bottleneck: no rule matched",
+		"nearest: commit-flush — log syncs are 35% of each request's time < 40%"}}
+	if html := renderHTML(t, ins); !strings.Contains(html, "<td class=\"l\">none (nearest: commit-flush)</td>") {
+		t.Error("the step's verdict cell does not name the nearest rule")
+	}
+}
+
 // TestCompareKnee: comparing knee searches puts their answers (and the
 // SLOs they answer) side by side.
 func TestCompareKnee(t *testing.T) {

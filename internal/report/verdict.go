@@ -625,7 +625,7 @@ func printVerdicts(w io.Writer, title string, rows []verdictRow) {
 		if len(v.Evidence) > 0 {
 			line += " — " + v.Evidence[0]
 		}
-		if near := nearestRules(v); near != "" {
+		if near := NearestRules(v); near != "" {
 			line += " (nearest: " + near + ")"
 		}
 		if len(v.Suggestions) > 0 {
@@ -655,12 +655,12 @@ func printVerdicts(w io.Writer, title string, rows []verdictRow) {
 	}
 }
 
-// nearestRules names the rules a verdict of no bottleneck found closest
+// NearestRules names the rules a verdict of no bottleneck found closest
 // to matching ("commit-flush", "commit-flush, cpu"), from its "nearest:"
 // evidence, or "" when it has none. The names only, so that neighbouring
 // steps near the same rule share one line; the figures are in the
 // verdict's evidence (JSON, HTML).
-func nearestRules(v *diagnose.Verdict) string {
+func NearestRules(v *diagnose.Verdict) string {
 	if v.Bottleneck != diagnose.None {
 		return ""
 	}
