@@ -19,6 +19,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/predict"
 	"github.com/ceiling-db/ceiling/internal/report"
 	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/suggest"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/engines"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -123,7 +124,7 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &UsageError{Err: flagGuess(cmd, err)} })
 	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.mergeCmd(), e.shardJobCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
@@ -135,6 +136,29 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 	root.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	registerCompletions(root)
 	return root
+}
+
+// flagGuess adds "did you mean" to an unknown flag's error, from the
+// command's flags ("--thread": --threads).
+func flagGuess(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	g := suggest.Names(strings.ToLower(name), names)
+	if len(g) == 0 {
+		return err
+	}
+	for i := range g {
+		g[i] = "--" + g[i]
+	}
+	return fmt.Errorf("%w (did you mean %s?)", err, suggest.OrList(g))
 }
 
 // flagCompletions are the values shell completion offers for flags of a
