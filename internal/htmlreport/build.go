@@ -791,6 +791,15 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	if thin {
 		caption += "; " + report.ThinP99Note
 	}
+	var lagged []string
+	for i, s := range steps {
+		if s.StatsLagScale != nil {
+			lagged = append(lagged, strconv.Itoa(i+1))
+		}
+	}
+	if n := report.StatsLagNote(lagged); n != "" {
+		caption += "; " + strings.TrimSuffix(n, ".")
+	}
 	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrll"}}}
 	if batch {
 		blocks = []Block{{Table: batchTable(steps)}}

@@ -618,7 +618,9 @@ func TestKneeReport(t *testing.T) {
 }
 
 // TestStepNearestRules: a step with no bottleneck names the rules it came
-// nearest to in the steps' verdict column, as on the console.
+// nearest to in the steps' verdict column, as on the console; the
+// caption names a step whose counters were corrected for PostgreSQL's
+// late statistics.
 func TestStepNearestRules(t *testing.T) {
 	ins := load(t, fxKnee)
 	st := &ins[0].Result.Steps[0]
@@ -626,6 +628,12 @@ func TestStepNearestRules(t *testing.T) {
 		"nearest: commit-flush — log syncs are 35% of each request's time < 40%"}}
 	if html := renderHTML(t, ins); !strings.Contains(html, "<td class=\"l\">none (nearest: commit-flush)</td>") {
 		t.Error("the step's verdict cell does not name the nearest rule")
+	}
+	// A step whose verdict corrected PostgreSQL's late counters says so.
+	k := 1.25
+	ins[0].Result.Steps[1].StatsLagScale = &k
+	if html := renderHTML(t, ins); !strings.Contains(html, "so step 2 counts part of a neighbour&#39;s log and commit figures") {
+		t.Error("the steps' caption does not name the step whose counters lagged")
 	}
 }
 

@@ -103,6 +103,9 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 	if thin {
 		fmt.Fprintln(w, "  "+ThinP99Note)
 	}
+	if n := StatsLagNote(lagLabels(rows)); n != "" {
+		fmt.Fprintln(w, "  "+n)
+	}
 	for _, row := range rows {
 		if note := workerBound(row.step, r.Load.Threads); note != "" {
 			fmt.Fprintf(w, "  note: %s\n", note)
@@ -125,6 +128,31 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 		}
 		printStepVerdicts(w, title, rows)
 	}
+}
+
+// lagLabels are the labels of the rows whose steps have a stats_lag_scale.
+func lagLabels(rows []rampRow) []string {
+	var out []string
+	for _, row := range rows {
+		if row.step.StatsLagScale != nil {
+			out = append(out, row.label)
+		}
+	}
+	return out
+}
+
+// StatsLagNote explains the steps (by label) whose verdicts corrected
+// PostgreSQL's late-published counters; "" for none.
+func StatsLagNote(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	which := "step " + labels[0] + " counts"
+	if len(labels) > 1 {
+		which = "steps " + strings.Join(labels, ", ") + " count"
+	}
+	return "PostgreSQL publishes its statistics up to a second late, so " + which +
+		" part of a neighbour's log and commit figures: the verdicts take them per commit (stats_lag_scale); the columns show them as counted."
 }
 
 // schedLagWarnMs is the scheduling lag above which the load generator

@@ -74,6 +74,11 @@ type Step struct {
 	// Figures are the workload's headline figures over the step's measured
 	// part (tpcc: nopm, ...); absent when the workload has none.
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// StatsLagScale is the factor the step's verdict applied to the
+	// PostgreSQL counters its backends publish late (statsLagScale): the
+	// run's commits per request over the step's. Absent when not applied;
+	// the step's own figures above stay as counted.
+	StatsLagScale *float64 `json:"stats_lag_scale,omitempty"`
 }
 
 // stepOf builds step i from what the runner measured.
