@@ -635,7 +635,11 @@ func evidenceBlocks(r *report.Result) ([]Block, error) {
 		logw.Y2Label = "syncs/s"
 		logw.Series2 = append(logw.Series2, p.series("fsyncs/s, log and data together", ptr(func(pt *report.IntervalPoint) *float64 { return pt.FsyncsPerSec })))
 	}
-	if err := add("Log writes", logw, ""); err != nil {
+	logNote := ""
+	if r.Target.Engine == "postgres" {
+		logNote = "PostgreSQL's backends publish their statistics at most once a second, so a second may show none of its log writes and the next twice its share"
+	}
+	if err := add("Log writes", logw, logNote); err != nil {
 		return nil, err
 	}
 	if err := add("Data-file IOPS", LineChart{Title: "Data-file IOPS", XLabel: xl, YLabel: "IOPS (reads + writes/s)",
