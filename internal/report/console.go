@@ -338,8 +338,6 @@ func LogDeviceLine(d *LogDeviceStats) string {
 		rate(d.WritesPerSec), at(d.WriteMs), rate(d.ReadsPerSec), at(d.ReadMs), d.BusyPct)
 }
 
-// OpenLoopPlan describes an open-loop load model in one line, e.g.
-// "open loop: 3 steps 50..150/s, 30s each, uniform arrivals, late after 1s".
 // MixedRatesNote says that the summary of several steps (a ramp, a
 // knee's probes, a batch sweep's sizes) puts requests made at different
 // rates or batch sizes together, so its latency and rate are of no one
@@ -358,6 +356,8 @@ func MixedRatesNote(r *Result) string {
 	return fmt.Sprintf("the summary puts the %d %s' %s: each %s's own figures are in the %s' table", len(r.Steps), what, together, one, what)
 }
 
+// OpenLoopPlan describes an open-loop load model in one line, e.g.
+// "open loop: 3 steps 50..150/s, 30s each, uniform arrivals, late after 1s".
 func OpenLoopPlan(l Load) string {
 	arrival, late := "uniform", "1s"
 	if l.Arrival != nil {

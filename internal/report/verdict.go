@@ -331,7 +331,6 @@ func deviceSync(res *Result) *float64 {
 	return f64(res.Host.FsyncMs.Mean)
 }
 
-// stepFigures gathers the figures of one open-loop step.
 // minServiceRequests is how many requests a step needs before its mean
 // service time counts as the database's time at low load.
 const minServiceRequests = 50
@@ -403,6 +402,8 @@ func lagScaled(c map[string]float64, costs Costs, k float64) (map[string]float64
 	return out, costs
 }
 
+// stepFigures gathers the figures of one open-loop step, and records on s
+// the stats_lag_scale they applied (statsLagScale).
 func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService, dev *float64) diagnose.Figures {
 	f := diagnose.Figures{Scope: fmt.Sprintf("step %d (%s/s)", s.Index+1, fmtRate(s.Rate)), Threads: res.Load.Threads,
 		Requests: s.Completed, ElapsedS: s.DurationS, RequestsPerSec: s.AchievedPerSec, OpenLoop: true, LatePct: s.LatePct,
