@@ -453,6 +453,26 @@ func onceCloser(t target.Target) func() error {
 	}
 }
 
+// rateValue is a float64 flag of requests/s whose help shows its default
+// as written (1000000, not pflag's 1e+06).
+type rateValue struct{ v *float64 }
+
+func (r rateValue) String() string {
+	if r.v == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*r.v, 'f', -1, 64)
+}
+func (r rateValue) Type() string { return "float" }
+func (r rateValue) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of requests/s", s)
+	}
+	*r.v = v
+	return nil
+}
+
 // durationValue is a time.Duration flag that also accepts plain seconds
 // ("-T 60"), as pgbench and sysbench do.
 type durationValue struct{ d *time.Duration }

@@ -309,6 +309,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
 		{"unknown flag", []string{"run", "single-inserts", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
 		{"mistyped flag", []string{"run", "single-inserts", "--thread", "4"}, ExitUsage, "unknown flag: --thread (did you mean --threads?)"},
+		{"knee max not a number", []string{"knee", "single-inserts", "--slo", "p99<1s", "--max", "lots"}, ExitUsage, `"lots" is not a number of requests/s`},
+		{"knee max too high", []string{"knee", "single-inserts", "--db", db, "--slo", "p99<1s", "--max", "2e8"}, ExitUsage, "--max must be above 0 and at most 100000000 requests/s, got 2e+08"},
 		{"swapped letters in a knee flag", []string{"knee", "single-inserts", "--sol", "p99<1s"}, ExitUsage, "unknown flag: --sol (did you mean --slo?)"},
 		{"sqlite in memory", []string{"run", "single-inserts", "--db", "sqlite::memory:", "--ops", "1"}, ExitUsage, "in-memory and file: URI databases are not supported"},
 		{"malformed DSN", []string{"run", "single-inserts", "--db", "nonsense", "--ops", "1"}, ExitUsage, "malformed DSN"},

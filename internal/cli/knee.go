@@ -189,8 +189,9 @@ ceiling merge makes the search's.`,
 	fs.Var(durationValue{&f.interval}, "interval", "granularity of the time series in the result")
 	fs.StringVar(&f.out, "out", "results", outUsage)
 	fs.StringVar(&f.slo, "slo", "", "service-level objective, e.g. 'p99<50ms,late<1%' (required)")
-	fs.Float64Var(&f.start, "start", kneeStart, "first rate probed, requests/s")
-	fs.Float64Var(&f.max, "max", kneeMax, "highest rate probed, requests/s")
+	f.start, f.max = kneeStart, kneeMax
+	fs.Var(rateValue{&f.start}, "start", "first rate probed, requests/s")
+	fs.Var(rateValue{&f.max}, "max", "highest rate probed, requests/s")
 	f.stepDur = 10 * time.Second
 	fs.Var(durationValue{&f.stepDur}, "step-duration", "measured duration of each probe (--step, as run --rates calls it, is taken too)")
 	// run's ramp calls a step's duration --step: a user going from a
@@ -224,10 +225,10 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
 	}
 	if !(f.start > 0 && f.start <= maxRate) {
-		errs = append(errs, fmt.Errorf("--start must be above 0 and at most %g requests/s, got %g", float64(maxRate), f.start))
+		errs = append(errs, fmt.Errorf("--start must be above 0 and at most %.0f requests/s, got %g", maxRate, f.start))
 	}
 	if !(f.max > 0 && f.max <= maxRate) {
-		errs = append(errs, fmt.Errorf("--max must be above 0 and at most %g requests/s, got %g", float64(maxRate), f.max))
+		errs = append(errs, fmt.Errorf("--max must be above 0 and at most %.0f requests/s, got %g", maxRate, f.max))
 	} else if f.max < f.start {
 		errs = append(errs, fmt.Errorf("--max %g is below --start %g", f.max, f.start))
 	}

@@ -116,7 +116,7 @@ func parseRate(s string) (float64, error) {
 		return 0, fmt.Errorf("rate %s: must be above 0", s)
 	}
 	if r > maxRate {
-		return 0, fmt.Errorf("rate %s: at most %g requests/s", s, float64(maxRate))
+		return 0, fmt.Errorf("rate %s: at most %.0f requests/s", s, maxRate)
 	}
 	return r, nil
 }

@@ -305,7 +305,7 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		}
 	}
 	if fs.Changed("rate") && !(f.rate > 0 && f.rate <= maxRate) {
-		errs = append(errs, fmt.Errorf("--rate must be above 0 and at most %g requests/s, got %g (leave it out for a closed loop)", float64(maxRate), f.rate))
+		errs = append(errs, fmt.Errorf("--rate must be above 0 and at most %.0f requests/s, got %g (leave it out for a closed loop)", maxRate, f.rate))
 	}
 	var rates []float64
 	if ramp {
