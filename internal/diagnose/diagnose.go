@@ -109,7 +109,11 @@ type Figures struct {
 	MeanLatencyMs  *float64
 	P99Ms          *float64
 	OpenLoop       bool
-	LatePct        *float64 // open loop: late requests, % of scheduled
+	// RowsPerTx is the rows each request writes in its one transaction,
+	// where the workload's requests are such writes (bulk-load's batches);
+	// nil otherwise.
+	RowsPerTx *float64
+	LatePct   *float64 // open loop: late requests, % of scheduled
 	// KeptUp marks an open loop (or step) that kept up with its scheduled
 	// rate: its requests/s is the rate asked for, not what the database
 	// could do, so no suggestion predicts requests/s from it.
@@ -481,6 +485,9 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 		evidence = fmt.Sprintf("%s keep%s the cores %.3g%% busy (< %.0f%%), but SQLite takes one writer at a time: its writes go at one writer's pace, which more threads do not raise",
 			Threads(f.Threads), verbS(f.Threads), 100**b, 100*MaxUnsaturatedBusy)
 		s = Suggestion{Action: "several rows per transaction (one writer's commits are the pace; more threads would wait on the write lock)"}
+		if f.RowsPerTx != nil && *f.RowsPerTx >= 2 {
+			s.Action = fmt.Sprintf("more rows per transaction than these %s (one writer's commits are the pace; more threads would wait on the write lock)", Thousands(math.Round(*f.RowsPerTx)))
+		}
 		return evidence, s, true
 	}
 	evidence = fmt.Sprintf("not saturated: %s keep%s the cores %.3g%% busy (< %.0f%%) and no wait dominates: each worker runs one request at a time, so their number sets the pace",
@@ -1214,7 +1221,13 @@ func CPURule(f Figures) Candidate {
 			// Writes to the embedded engine: a second thread would wait
 			// for the one write lock, not use the idle core (single
 			// inserts: +4% at 2 threads).
-			c.Suggestions = append(c.Suggestions, Suggestion{Action: "several rows per transaction, which spreads each commit's work over its rows: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock, not use the idle cores (gain not predicted)"})
+			action := "several rows per transaction, which spreads each commit's work over its rows: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock, not use the idle cores (gain not predicted)"
+			if f.RowsPerTx != nil && *f.RowsPerTx >= BatchRows {
+				// Already many rows per commit: the rows' own work is
+				// the one core's.
+				action = fmt.Sprintf("a faster core: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock, not use the idle cores, and these transactions already write %s rows each (gain not predicted)", Thousands(math.Round(*f.RowsPerTx)))
+			}
+			c.Suggestions = append(c.Suggestions, Suggestion{Action: action})
 			return c
 		}
 		// At best the idle cores' share: the cores ÷ the busy ones

@@ -1368,9 +1368,31 @@ func TestOneSessionPerCoreSQLiteWriter(t *testing.T) {
 	if !c.Matched || len(c.Suggestions) != 1 || c.Suggestions[0].PredictedGain != nil || !strings.Contains(c.Suggestions[0].Action, "one writer at a time") {
 		t.Fatalf("writing: %+v", c)
 	}
+	// A bulk load of 1,000-row batches (148k rows/s, one core): its
+	// commits already hold many rows, so the lever is the core.
+	f.RowsPerTx = p(1000)
+	if c := CPURule(f); len(c.Suggestions) != 1 || !strings.HasPrefix(c.Suggestions[0].Action, "a faster core") || !strings.Contains(c.Suggestions[0].Action, "already write 1,000 rows each") {
+		t.Fatalf("1,000-row batches: %+v", c.Suggestions)
+	}
+	f.RowsPerTx = nil
 	f.LogMBPerSec = p(0)
 	if c := CPURule(f); !c.Matched || len(c.Suggestions) != 1 || c.Suggestions[0].PredictedGain == nil {
 		t.Fatalf("reading: %+v", c)
+	}
+}
+
+// An idle SQLite writer whose requests are batches already is told to
+// make them larger, naming their size (bulk-load 10-row batches: 93,727
+// rows/s; 1,000-row ones 196,995).
+func TestUnsaturatedWriterBatches(t *testing.T) {
+	f := Figures{InProcess: true, Threads: 1, Cores: p(2), ClientCPUPct: p(30), RequestsPerSec: p(9373), LogMBPerSec: p(148), RowsPerTx: p(10)}
+	_, s, ok := unsaturated(f)
+	if !ok || !strings.HasPrefix(s.Action, "more rows per transaction than these 10 ") {
+		t.Fatalf("%v %q", ok, s.Action)
+	}
+	f.RowsPerTx = nil
+	if _, s, _ := unsaturated(f); !strings.HasPrefix(s.Action, "several rows per transaction") {
+		t.Fatalf("single rows: %q", s.Action)
 	}
 }
 

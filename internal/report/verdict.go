@@ -141,6 +141,10 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	if s.ElapsedS > 0 {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
 	}
+	if res.Workload.Name == "bulk-load" && s.Requests > 0 {
+		// One batch per request, in one transaction.
+		f.RowsPerTx = f64(float64(s.Rows) / float64(s.Requests))
+	}
 	if s.LatencyMs != nil {
 		f.MeanLatencyMs, f.P99Ms = f64(s.LatencyMs.Mean), f64(s.LatencyMs.P99)
 	}
