@@ -312,6 +312,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		steps  []runner.StepResult
 		durs   []time.Duration // each probe's planned duration, as knee.Search lists them
 		last   knee.Outcome    // the last probe's
+		noted  bool            // the in-flight note was printed (kneeInFlightNote)
 	)
 	if f.shard.s != nil {
 		key = f.shard.kneeKey(name, w, f)
@@ -377,6 +378,13 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 			line += fmt.Sprintf("  (%d shards)", f.shard.s.N)
 		}
 		fmt.Fprintln(e.stdout, line)
+		if !noted && f.shard.s == nil && st.Service != nil && st.Completed >= minServiceProbe && st.Elapsed > 0 {
+			achieved := float64(st.Completed) / st.Elapsed.Seconds()
+			if n := kneeInFlightNote(f.threads, achieved, st.Service.Mean, f.max); n != "" {
+				fmt.Fprintln(e.stdout, "note: "+n)
+				noted = true
+			}
+		}
 		return out, nil
 	}
 	kr, serr := knee.Search(ctx, sp, probe)
@@ -531,6 +539,36 @@ func figuresOf(st runner.StepResult) knee.Figures {
 		}
 	}
 	return fig
+}
+
+// minServiceProbe is how many requests a probe needs before its mean
+// service time is taken for kneeInFlightNote.
+const minServiceProbe = 20
+
+// kneeBusyNote is how busy a probe keeps ceiling's workers (achieved rate
+// × mean service time ÷ workers) before kneeInFlightNote speaks.
+const kneeBusyNote = 0.5
+
+// kneeInFlightNote says, once a probe keeps the workers at least
+// kneeBusyNote busy, the rate above which threads workers cannot keep up
+// at that probe's mean service time (ms; Little's law: threads ÷ service
+// time), when the search may go above it (max); "" otherwise. Above it a
+// probe measures -c, not the database.
+func kneeInFlightNote(threads int, achieved, serviceMs, max float64) string {
+	if threads <= 0 || serviceMs <= 0 || achieved*serviceMs/1000/float64(threads) < kneeBusyNote {
+		return ""
+	}
+	top := float64(threads) / (serviceMs / 1000)
+	if top >= max {
+		return ""
+	}
+	were := "were"
+	if threads == 1 {
+		were = "was"
+	}
+	return fmt.Sprintf("at %s/s ceiling's %s %s busy %.0f%% of the time (%s per request): above ≈ %s/s requests queue in ceiling, and a probe measures -c, not the database (raise -c to search higher)",
+		report.ApproxRate(achieved), diagnose.WorkersText(threads), were, 100*achieved*serviceMs/1000/float64(threads),
+		fmtBudget(time.Duration(serviceMs*float64(time.Millisecond))), report.ApproxRate(top))
 }
 
 // probeLine is a probe's line on the console, from the figures the SLO

@@ -244,3 +244,31 @@ func TestShardedKnee(t *testing.T) {
 		}
 	})
 }
+
+// TestKneeInFlightNote: once a probe keeps the workers half busy, the
+// search is told the rate above which -c, not the database, would set the
+// pace (SQLite single inserts, 1 worker: at 40,960/s, 16.4 µs each, 67%
+// busy, ≈ 61,000/s; the next probe, at 81,920/s, achieved 61,516/s).
+func TestKneeInFlightNote(t *testing.T) {
+	n := kneeInFlightNote(1, 40960, 0.0164, 1e6)
+	for _, want := range []string{"at 41,000/s ceiling's 1 worker was busy 67% of the time (16.4 µs per request)", "above ≈ 61,000/s requests queue in ceiling"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q lacks %q", n, want)
+		}
+	}
+	if n := kneeInFlightNote(8, 10240, 0.5, 1e6); !strings.Contains(n, "ceiling's 8 workers were busy 64%") || !strings.Contains(n, "≈ 16,000/s") {
+		t.Errorf("8 workers: %q", n)
+	}
+	for _, tc := range []struct {
+		threads             int
+		achieved, svc, maxR float64
+	}{
+		{1, 20480, 0.0164, 1e6}, // 34% busy: too early to say
+		{1, 40960, 0.0164, 5e4}, // the search stops below ≈ 61,000/s
+		{0, 40960, 0.0164, 1e6},
+	} {
+		if n := kneeInFlightNote(tc.threads, tc.achieved, tc.svc, tc.maxR); n != "" {
+			t.Errorf("%+v: %q", tc, n)
+		}
+	}
+}

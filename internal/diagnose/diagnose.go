@@ -852,7 +852,7 @@ func LogRateRule(f Figures) Candidate {
 		if busy, _, ok := workersBound(f); ok {
 			// The requests queued for ceiling's workers, not in the
 			// database: its log rate follows the workers' pace.
-			c.Why = fmt.Sprintf("requests queued for ceiling's %s (busy %.0f%%), not in the database: a flat log rate says nothing of the log", workersText(f.Threads), 100*busy)
+			c.Why = fmt.Sprintf("requests queued for ceiling's %s (busy %.0f%%), not in the database: a flat log rate says nothing of the log", WorkersText(f.Threads), 100*busy)
 			return c
 		}
 		if *f.PrevLogMBPerSec > 0 && *f.LogMBPerSec > 0 {
@@ -1651,7 +1651,7 @@ func workersBound(f Figures) (share float64, evidence string, ok bool) {
 		were = "was"
 	}
 	evidence = fmt.Sprintf("ceiling's %s %s busy %.0f%% of the time (%.0f req/s × %s ms each) and requests waited for a free one (start lag p99 %s ms), while the database served each in %s ms, %.2f× its fastest at the lower rates (%s ms): the requests queued in ceiling, not in the database",
-		workersText(f.Threads), were, 100*share, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
+		WorkersText(f.Threads), were, 100*share, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
 	return share, evidence, true
 }
 
@@ -1682,8 +1682,8 @@ func msText(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// workersText is "1 worker" or "n workers".
-func workersText(n int) string {
+// WorkersText is "1 worker" or "n workers".
+func WorkersText(n int) string {
 	if n == 1 {
 		return "1 worker"
 	}
