@@ -552,14 +552,14 @@ const kneeBusyNote = 0.5
 // kneeInFlightNote says, once a probe keeps the workers at least
 // kneeBusyNote busy, the rate above which threads workers cannot keep up
 // at that probe's mean service time (ms; Little's law: threads ÷ service
-// time), when the search may go above it (max); "" otherwise. Above it a
-// probe measures -c, not the database.
-func kneeInFlightNote(threads int, achieved, serviceMs, max float64) string {
+// time), when the search may go above it (searchMax); "" otherwise. Above
+// it a probe measures -c, not the database.
+func kneeInFlightNote(threads int, achieved, serviceMs, searchMax float64) string {
 	if threads <= 0 || serviceMs <= 0 || achieved*serviceMs/1000/float64(threads) < kneeBusyNote {
 		return ""
 	}
 	top := float64(threads) / (serviceMs / 1000)
-	if top >= max {
+	if top >= searchMax {
 		return ""
 	}
 	were := "were"
