@@ -42,10 +42,12 @@ func (h *hookWriter) String() string {
 }
 
 // TestKneeTransientStall stalls the server once: another session holds
-// ceiling's table locked for 0.8 s at the start of the second probe (40/s),
-// so that probe breaks p99<300ms. The probe is run again, passes, and the
-// search goes on above it instead of stopping at 40/s; the result and the
-// console name the rate as a transient failure.
+// ceiling's table locked for 0.8 s at the start of the second probe
+// (400/s), so that probe breaks p99<300ms. The probe is run again, passes,
+// and the search goes on above it instead of stopping at 400/s; the result
+// and the console name the rate as a transient failure. (At 40/s the
+// broken p99 was of 80 requests, so the re-run lasted the 25 s that 1,000
+// requests take; at 400/s, 2.5 s.)
 func TestKneeTransientStall(t *testing.T) {
 	const hold = 800 * time.Millisecond
 	engines := []struct {
@@ -98,7 +100,7 @@ func TestKneeTransientStall(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			var stderr strings.Builder
 			code := Run(context.Background(), []string{"knee", "single-inserts", "--db", dsn, "--slo", "p99<300ms",
-				"--start", "20", "--max", "80", "--step-duration", "2s", "--out", out}, w, &stderr)
+				"--start", "200", "--max", "800", "--step-duration", "2s", "--out", out}, w, &stderr)
 			stdout := w.String()
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr.String())
@@ -116,13 +118,13 @@ func TestKneeTransientStall(t *testing.T) {
 			if k == nil {
 				t.Fatalf("no knee in the result\n%s", stdout)
 			}
-			// 20 passes; 40 fails (the stall) and passes when run again; 80 passes.
+			// 200 passes; 400 fails (the stall) and passes when run again; 800 passes.
 			var rates []float64
 			for _, p := range k.Probes {
 				rates = append(rates, p.Rate)
 			}
-			if len(k.Probes) != 4 || rates[1] != 40 || rates[2] != 40 || rates[3] != 80 {
-				t.Fatalf("probes at %v, want [20 40 40 80]\n%s", rates, stdout)
+			if len(k.Probes) != 4 || rates[1] != 400 || rates[2] != 400 || rates[3] != 800 {
+				t.Fatalf("probes at %v, want [200 400 400 800]\n%s", rates, stdout)
 			}
 			if p := k.Probes[1]; p.Pass || p.Retry != 0 || len(p.FailedTerms) == 0 || !strings.Contains(p.FailedTerms[0], "p99") {
 				t.Fatalf("stalled probe %+v", p)
@@ -130,11 +132,11 @@ func TestKneeTransientStall(t *testing.T) {
 			if p := k.Probes[2]; !p.Pass || p.Retry != 1 {
 				t.Fatalf("re-run %+v", p)
 			}
-			if k.Rate == nil || *k.Rate != 80 || k.Stop != "max-passed" || len(k.TransientRates) != 1 || k.TransientRates[0] != 40 {
-				t.Fatalf("knee %v stop %q transient %v, want 80, max-passed, [40]", fmtPtr(k.Rate), k.Stop, k.TransientRates)
+			if k.Rate == nil || *k.Rate != 800 || k.Stop != "max-passed" || len(k.TransientRates) != 1 || k.TransientRates[0] != 400 {
+				t.Fatalf("knee %v stop %q transient %v, want 800, max-passed, [400]", fmtPtr(k.Rate), k.Stop, k.TransientRates)
 			}
 			for _, want := range []string{"pass (run 2 at this rate: the failure did not recur)", "failed, passed when run again",
-				"transient failures: 1 of 4 probes broke the SLO, and a re-run at the same rate passed", "40/s (probe 2): p99", "worst interval: p99", "knee: at least 80/s"} {
+				"transient failures: 1 of 4 probes broke the SLO, and a re-run at the same rate passed", "400/s (probe 2): p99", "worst interval: p99", "knee: at least 800/s"} {
 				if !strings.Contains(stdout, want) {
 					t.Fatalf("console lacks %q:\n%s", want, stdout)
 				}
