@@ -411,19 +411,10 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		doc.Partial = true
 	}
 	f.shard.apply(doc, steps, w, key, hosts)
-	replaced := replacesFile(f.out)
-	path, err := report.Write(f.out, doc)
-	report.PrintKnee(e.stdout, doc)
-	if e.printResult {
-		fmt.Fprintln(e.stdout)
-		if perr := report.WriteFramed(e.stdout, doc); perr != nil && err == nil {
-			err = perr
-		}
-	}
+	path, err := e.writeResult(f.out, doc, report.PrintKnee)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nresult: %s%s\n", path, replaced)
 	if cerr != nil {
 		return fmt.Errorf("restore settings: %w", cerr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -664,13 +665,13 @@ func (e *env) postCheck(ctx context.Context, t target.Target, w workload.Workloa
 	return lines, failed // the summary's notes show them
 }
 
-// finish writes the result document, prints the summary and turns what
-// went wrong (restoring settings, a stop part-way, an interruption) into
-// the command's error, naming the partial result.
-func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) error {
+// writeResult writes doc to out, prints it with show (the summary, or a
+// knee's answer), the framed JSON too with --print-result, and the line
+// naming the result file; it returns the file's path.
+func (e *env) writeResult(out string, doc *report.Result, show func(io.Writer, *report.Result)) (string, error) {
 	replaced := replacesFile(out)
 	path, err := report.Write(out, doc)
-	report.PrintSummary(e.stdout, doc)
+	show(e.stdout, doc)
 	if e.printResult {
 		fmt.Fprintln(e.stdout)
 		if perr := report.WriteFramed(e.stdout, doc); perr != nil && err == nil {
@@ -678,9 +679,20 @@ func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) er
 		}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	fmt.Fprintf(e.stdout, "\nresult: %s%s\n", path, replaced)
+	return path, nil
+}
+
+// finish writes the result document, prints the summary and turns what
+// went wrong (restoring settings, a stop part-way, an interruption) into
+// the command's error, naming the partial result.
+func (e *env) finish(out string, doc *report.Result, closeErr, stopErr error) error {
+	path, err := e.writeResult(out, doc, report.PrintSummary)
+	if err != nil {
+		return err
+	}
 	if closeErr != nil {
 		return fmt.Errorf("restore settings: %w", closeErr)
 	}
