@@ -276,16 +276,8 @@ func (c LineChart) SVG() (string, error) {
 				continue
 			}
 			ls := lineStyle(i, false)
-			for _, seg := range segments(s) {
-				l, err := plotter.NewLine(seg)
-				if err != nil {
-					return "", fmt.Errorf("chart %q: %w", c.Title, err)
-				}
-				l.LineStyle = ls
-				p.Add(l)
-				if err := addPoints(p, c.Points, seg, ls); err != nil {
-					return "", fmt.Errorf("chart %q: %w", c.Title, err)
-				}
+			if err := c.addSeries(p, s, ls); err != nil {
+				return "", err
 			}
 			legend = append(legend, legendEntry{name: s.Name, line: &ls})
 		}
@@ -318,16 +310,8 @@ func (c LineChart) SVG() (string, error) {
 			for k, v := range s.Y {
 				scaled.Y[k] = v * scale
 			}
-			for _, seg := range segments(scaled) {
-				l, err := plotter.NewLine(seg)
-				if err != nil {
-					return "", fmt.Errorf("chart %q: %w", c.Title, err)
-				}
-				l.LineStyle = ls
-				p.Add(l)
-				if err := addPoints(p, c.Points, seg, ls); err != nil {
-					return "", fmt.Errorf("chart %q: %w", c.Title, err)
-				}
+			if err := c.addSeries(p, scaled, ls); err != nil {
+				return "", err
 			}
 			legend = append(legend, legendEntry{name: s.Name + " (right axis)", line: &ls, right: true})
 		}
@@ -669,4 +653,21 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// addSeries draws s on p in style ls, one line per stretch of points with
+// data (segments), with c's point markers.
+func (c LineChart) addSeries(p *plot.Plot, s Series, ls draw.LineStyle) error {
+	for _, seg := range segments(s) {
+		l, err := plotter.NewLine(seg)
+		if err != nil {
+			return fmt.Errorf("chart %q: %w", c.Title, err)
+		}
+		l.LineStyle = ls
+		p.Add(l)
+		if err := addPoints(p, c.Points, seg, ls); err != nil {
+			return fmt.Errorf("chart %q: %w", c.Title, err)
+		}
+	}
+	return nil
 }
