@@ -128,10 +128,19 @@ memory, locks). It runs on an embedded SQLite database by default: no server nee
 	root.AddCommand(e.runCmd(), e.kneeCmd(), e.prepareCmd(), e.checkCmd(), e.cleanupCmd(), e.workloadsCmd(), e.profileHostCmd(), e.predictCmd(), e.profilesCmd(), e.reportCmd(), e.compareCmd(), e.mergeCmd(), e.shardJobCmd(), e.versionCmd())
 	// Unknown subcommands are usage errors.
 	root.Args = func(cmd *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return usagef("unknown command %q", args[0])
+		if len(args) == 0 {
+			return nil
 		}
-		return nil
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		if g := suggest.Names(strings.ToLower(args[0]), names); len(g) > 0 {
+			return usagef("unknown command %q (did you mean %s?)", args[0], suggest.OrList(g))
+		}
+		return usagef("unknown command %q (see ceiling --help)", args[0])
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	registerCompletions(root)
