@@ -154,6 +154,19 @@ func flagGuess(cmd *cobra.Command, err error) error {
 	if !ok {
 		return err
 	}
+	if w, siblings := flagOwners(cmd, name); len(w) > 0 {
+		owners := suggest.AndList(w) + " has"
+		if len(w) > 1 {
+			owners = suggest.AndList(w) + " have"
+		}
+		if siblings { // the workloads under run, knee, prepare …
+			owners = "workload " + owners
+			if len(w) > 1 {
+				owners = "workloads " + owners[len("workload "):]
+			}
+		}
+		return fmt.Errorf("%w: %s has no such flag; %s it", err, strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), owners)
+	}
 	var names []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden {
@@ -168,6 +181,50 @@ func flagGuess(cmd *cobra.Command, err error) error {
 		g[i] = "--" + g[i]
 	}
 	return fmt.Errorf("%w (did you mean %s?)", err, suggest.OrList(g))
+}
+
+// flagOwners are the commands that have the flag cmd lacks: its siblings
+// ("run direct-selects --isolate": mixed, tpcc and custom), else the other
+// top-level commands under which some command has it ("run … --slo":
+// knee). None when no command has it; siblings says which it found.
+func flagOwners(cmd *cobra.Command, name string) (owners []string, siblings bool) {
+	has := func(c *cobra.Command) bool {
+		f := c.Flags().Lookup(name)
+		return f != nil && !f.Hidden
+	}
+	var below func(c *cobra.Command) bool
+	below = func(c *cobra.Command) bool {
+		if has(c) {
+			return true
+		}
+		for _, s := range c.Commands() {
+			if below(s) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	if p := cmd.Parent(); p != nil && p != cmd.Root() {
+		for _, s := range p.Commands() {
+			if s != cmd && s.IsAvailableCommand() && has(s) {
+				out = append(out, s.Name())
+			}
+		}
+		if len(out) > 0 {
+			return out, true
+		}
+	}
+	top := cmd
+	for top.Parent() != nil && top.Parent() != cmd.Root() {
+		top = top.Parent()
+	}
+	for _, c := range cmd.Root().Commands() {
+		if c != top && c.IsAvailableCommand() && below(c) {
+			out = append(out, c.Name())
+		}
+	}
+	return out, false
 }
 
 // flagCompletions are the values shell completion offers for flags of a

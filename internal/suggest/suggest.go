@@ -36,11 +36,16 @@ func Names(name string, names []string) []string {
 }
 
 // OrList joins names as "a", "a or b", "a, b or c".
-func OrList(names []string) string {
+func OrList(names []string) string { return join(names, " or ") }
+
+// AndList joins names as "a", "a and b", "a, b and c".
+func AndList(names []string) string { return join(names, " and ") }
+
+func join(names []string, last string) string {
 	if len(names) == 1 {
 		return names[0]
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
 }
 
 // distance is the edit distance between a and b (bytes): insertions,

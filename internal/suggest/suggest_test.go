@@ -26,13 +26,20 @@ func TestNames(t *testing.T) {
 	}
 }
 
-func TestOrList(t *testing.T) {
+func TestLists(t *testing.T) {
 	for _, tc := range []struct {
-		in   []string
-		want string
-	}{{[]string{"a"}, "a"}, {[]string{"a", "b"}, "a or b"}, {[]string{"a", "b", "c"}, "a, b or c"}} {
-		if got := OrList(tc.in); got != tc.want {
-			t.Errorf("OrList(%q) = %q, want %q", tc.in, got, tc.want)
+		in      []string
+		or, and string
+	}{
+		{[]string{"a"}, "a", "a"},
+		{[]string{"a", "b"}, "a or b", "a and b"},
+		{[]string{"custom", "mixed", "tpcc"}, "custom, mixed or tpcc", "custom, mixed and tpcc"},
+	} {
+		if got := OrList(tc.in); got != tc.or {
+			t.Errorf("OrList(%q) = %q, want %q", tc.in, got, tc.or)
+		}
+		if got := AndList(tc.in); got != tc.and {
+			t.Errorf("AndList(%q) = %q, want %q", tc.in, got, tc.and)
 		}
 	}
 }
