@@ -335,12 +335,11 @@ func summaryBlocks(r *report.Result) []Block {
 		}
 		blocks = append(blocks, Block{Note: note})
 	}
-	if len(r.Files) > 0 {
+	if note := report.IdleFilesNote(r.Files); note != "" {
+		blocks = append(blocks, Block{Note: "File IO: " + note})
+	} else if len(r.Files) > 0 {
 		var fr [][]string
-		for _, f := range r.Files {
-			if f.Reads == 0 && f.Writes == 0 && f.Syncs == 0 {
-				continue // opened but untouched in the measured phase, as on the console
-			}
+		for _, f := range report.TouchedFiles(r.Files) { // the others were open but idle, as on the console
 			syncs := group(strconv.FormatInt(f.Syncs, 10))
 			if f.NoSyncs {
 				syncs = "n/a"

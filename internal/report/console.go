@@ -52,6 +52,37 @@ func FilesNA(files []File) string {
 	return strings.Join(out, "; ")
 }
 
+// TouchedFiles are the files read, written or synced in the measured
+// phase; the others were open but idle.
+func TouchedFiles(files []File) []File {
+	var out []File
+	for _, f := range files {
+		if f.Reads != 0 || f.Writes != 0 || f.Syncs != 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// IdleFilesNote says that none of the files measured was read or written
+// in the measured phase (a server's reads served from its cache, its
+// changed pages not yet flushed; MariaDB's redo log is not among them),
+// naming them, or "" when some were.
+func IdleFilesNote(files []File) string {
+	if len(files) == 0 || len(TouchedFiles(files)) > 0 {
+		return ""
+	}
+	names := make([]string, 0, 4)
+	for i, f := range files {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(files)-3))
+			break
+		}
+		names = append(names, f.Name)
+	}
+	return fmt.Sprintf("none of the %d files measured (%s) was read or written in the measured phase: their pages were read and changed in the server's cache only", len(files), strings.Join(names, ", "))
+}
+
 // Interval is the runner's OnInterval callback.
 func (l *Live) Interval(iv runner.Interval) {
 	if l.Every == 0 {
@@ -254,13 +285,12 @@ func PrintSummary(w io.Writer, r *Result) {
 		PrintRamp(w, r)
 	}
 
-	if len(r.Files) > 0 {
+	if note := IdleFilesNote(r.Files); note != "" {
+		fmt.Fprintf(w, "\nfile IO (measured phase): %s\n", note)
+	} else if len(r.Files) > 0 {
 		fmt.Fprintf(w, "\nfile IO (measured phase)\n%-22s %-5s %9s %9s %8s %9s %9s %9s %8s %9s %9s %9s %10s\n",
 			"file", "role", "reads", "writes", "IOPS", "MB/s", "KB/write", "syncs", "syncs/tx", "read ms", "write ms", "sync ms", "sync total")
-		for _, f := range r.Files {
-			if f.Reads == 0 && f.Writes == 0 && f.Syncs == 0 {
-				continue // opened but untouched in the measured phase
-			}
+		for _, f := range TouchedFiles(r.Files) { // the others were open but idle
 			syncs, total := strconv.FormatInt(f.Syncs, 10), fmt.Sprintf("%.0fms", f.SyncMs)
 			if f.NoSyncs {
 				syncs, total = "n/a", "n/a"

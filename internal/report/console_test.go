@@ -65,3 +65,36 @@ func TestRepeatsPerOpDigits(t *testing.T) {
 		t.Errorf("repeats table:\n%s\nwant 0.00107 and 0.00102", b.String())
 	}
 }
+
+// Files open but idle over the measured phase are left out of the file
+// table; when every one was idle, one line says so instead of an empty
+// table.
+func TestIdleFiles(t *testing.T) {
+	files := []File{{Name: "ibdata1", Role: "data"}, {Name: "ibtmp1", Role: "other"}, {Name: "test/ceiling_rows.ibd", Role: "data"},
+		{Name: "test/ceiling_u_orders.ibd", Role: "data"}, {Name: "test/ceiling_u_customers.ibd", Role: "data"}}
+	want := "none of the 5 files measured (ibdata1, ibtmp1, test/ceiling_rows.ibd, and 2 more) was read or written"
+	if got := IdleFilesNote(files); !strings.HasPrefix(got, want) {
+		t.Errorf("IdleFilesNote = %q, want it to start %q", got, want)
+	}
+	var b strings.Builder
+	PrintSummary(&b, &Result{Files: files})
+	if !strings.Contains(b.String(), "file IO (measured phase): "+want) || strings.Contains(b.String(), "KB/write") {
+		t.Errorf("summary of idle files: want the one line, no table:\n%s", b.String())
+	}
+
+	files[3].Writes = 7
+	if got := IdleFilesNote(files); got != "" {
+		t.Errorf("IdleFilesNote with a written file = %q, want none", got)
+	}
+	if got := TouchedFiles(files); len(got) != 1 || got[0].Name != "test/ceiling_u_orders.ibd" {
+		t.Errorf("TouchedFiles = %+v, want the written file alone", got)
+	}
+	b.Reset()
+	PrintSummary(&b, &Result{Files: files})
+	if !strings.Contains(b.String(), "ceiling_u_orders.ibd data") || strings.Contains(b.String(), "ibtmp1") {
+		t.Errorf("summary: want the written file's row and no idle one:\n%s", b.String())
+	}
+	if IdleFilesNote(nil) != "" {
+		t.Error("IdleFilesNote(nil): want none (no file statistics at all)")
+	}
+}
