@@ -209,6 +209,11 @@ type Figures struct {
 	// time, from a server-wide counter (all sessions' waits over the
 	// workers' time), where no wait categories were sampled.
 	RowLockShare *float64
+	// LockTables are the tables the sampled lock waits were attributed
+	// to, the most waited-for first, each with its share of the
+	// attributed waits (not of all lock waits: see
+	// target.CtrLockTablePrefix); nil when none was.
+	LockTables []TableShare
 
 	Errors        int64
 	ErrorsByClass map[string]int64
@@ -219,6 +224,43 @@ type Figures struct {
 	// a lock wait lasts before the server looks for a deadlock; "" where
 	// deadlocks are found at once (InnoDB) or it is not known.
 	DeadlockTimeout string
+}
+
+// TableShare is a table and its share of something, 0..1.
+type TableShare struct {
+	Table string
+	Share float64
+}
+
+// lockTablesText describes where the lock waits were, "ceiling.warehouse
+// 71%, ceiling.district 25% and 2 more tables 4%", with the hottest table
+// alone; "" without any.
+func lockTablesText(tables []TableShare) (text, hottest string) {
+	if len(tables) == 0 {
+		return "", ""
+	}
+	var parts []string
+	rest, n := 0.0, 0
+	for i, t := range tables {
+		if i < 3 {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", t.Table, 100*t.Share))
+			continue
+		}
+		rest += t.Share
+		n++
+	}
+	switch n {
+	case 0:
+	case 1:
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", tables[3].Table, 100*tables[3].Share))
+	default:
+		parts = append(parts, fmt.Sprintf("%d more tables %.0f%%", n, 100*rest))
+	}
+	text = parts[0]
+	if len(parts) > 1 {
+		text = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return text, tables[0].Table
 }
 
 // Suggestion is one thing to try, with its predicted effect (nil: unknown).
@@ -1350,7 +1392,15 @@ func ContentionRule(f Figures) Candidate {
 		}
 		return c
 	}
+	where, hottest := lockTablesText(f.LockTables)
+	if hottest != "" {
+		// Also on the runner-up line, when another rule wins.
+		c.Why += fmt.Sprintf(", most on %s (%.0f%% of those seen)", hottest, 100*f.LockTables[0].Share)
+	}
 	c.Evidence = append(c.Evidence, c.Why)
+	if len(f.LockTables) > 1 {
+		c.Evidence = append(c.Evidence, "the lock waits seen were on "+where+" (by the table of the waiting statement or lock)")
+	}
 	for _, k := range []string{"lock_timeout", "serialization"} {
 		if n := f.ErrorsByClass[k]; n > 0 {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("%d %s errors", n, k))
@@ -1379,7 +1429,11 @@ func ContentionRule(f Figures) Candidate {
 	if deadlocks {
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: lockOrder})
 	}
-	c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer concurrent writers, or partition the hot rows/tables"})
+	hot := "fewer concurrent writers, or partition the hot rows/tables"
+	if hottest != "" && f.LockTables[0].Share >= 0.5 {
+		hot = fmt.Sprintf("fewer concurrent writers, or spread the hot rows of %s (%.0f%% of the lock waits seen) over more rows or partitions", hottest, 100*f.LockTables[0].Share)
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: hot})
 	return c
 }
 

@@ -156,6 +156,40 @@ func TestStorageQueueRule(t *testing.T) {
 	}
 }
 
+// TestContentionNamesHotTable: the tables the lock waits were attributed
+// to appear in the contention verdict (the hottest also on the rule's own
+// line, which a runner-up shows), and the suggestion names the hottest
+// when it holds half of them or more.
+func TestContentionNamesHotTable(t *testing.T) {
+	f := Figures{WaitMs: map[string]float64{WaitLock: 50, WaitCPU: 50}, LockTables: []TableShare{
+		{"ceiling.warehouse", 0.71}, {"ceiling.district", 0.2}, {"ceiling.stock", 0.05}, {"ceiling.new_order", 0.03}, {"ceiling.customer", 0.01}}}
+	c := ContentionRule(f)
+	if !c.Matched || !strings.HasSuffix(c.Why, ", most on ceiling.warehouse (71% of those seen)") {
+		t.Fatalf("matched %v, why %q: want the hottest table named", c.Matched, c.Why)
+	}
+	ev := strings.Join(c.Evidence, "\n")
+	if !strings.Contains(ev, "the lock waits seen were on ceiling.warehouse 71%, ceiling.district 20%, ceiling.stock 5% and 2 more tables 4%") {
+		t.Errorf("evidence:\n%s", ev)
+	}
+	if len(c.Suggestions) == 0 || !strings.Contains(c.Suggestions[len(c.Suggestions)-1].Action, "spread the hot rows of ceiling.warehouse (71% of the lock waits seen)") {
+		t.Errorf("suggestions %+v: want the hot table's rows spread", c.Suggestions)
+	}
+
+	f.LockTables = []TableShare{{"ceiling.a", 0.4}, {"ceiling.b", 0.35}, {"ceiling.c", 0.15}, {"ceiling.d", 0.1}}
+	c = ContentionRule(f)
+	if ev := strings.Join(c.Evidence, "\n"); !strings.Contains(ev, "ceiling.a 40%, ceiling.b 35%, ceiling.c 15% and ceiling.d 10%") {
+		t.Errorf("four tables: evidence\n%s", ev)
+	}
+	if a := c.Suggestions[len(c.Suggestions)-1].Action; a != "fewer concurrent writers, or partition the hot rows/tables" {
+		t.Errorf("no table with half the waits: suggestion %q", a)
+	}
+
+	f.LockTables = nil
+	if c := ContentionRule(f); strings.Contains(c.Why, "most on") || strings.Contains(strings.Join(c.Evidence, " "), "lock waits seen") {
+		t.Errorf("no tables: why %q, evidence %q", c.Why, c.Evidence)
+	}
+}
+
 func TestMemoryCPUContentionRules(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -554,6 +555,7 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 			f.WaitMs[cat] = v
 		}
 	}
+	f.LockTables = lockTables(c)
 	if reads, ok := c[target.CtrCacheReads]; ok && reads > 0 {
 		if hits, ok := c[target.CtrCacheHits]; ok {
 			f.CacheHitRatio = f64(hits / reads)
@@ -567,6 +569,30 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 		// workers' time (in an open loop they also idle: a lower share).
 		f.RowLockShare = f64(v / (float64(f.Threads) * secs * 1000))
 	}
+}
+
+// lockTables are the tables the lock waits were attributed to
+// (target.CtrLockTablePrefix), the most waited-for first, by name when
+// even; nil when none was.
+func lockTables(c map[string]float64) []diagnose.TableShare {
+	var out []diagnose.TableShare
+	sum := 0.0
+	for k, v := range c {
+		if tb, ok := strings.CutPrefix(k, target.CtrLockTablePrefix); ok && v > 0 {
+			out = append(out, diagnose.TableShare{Table: tb, Share: v})
+			sum += v
+		}
+	}
+	for i := range out {
+		out[i].Share /= sum
+	}
+	slices.SortFunc(out, func(a, b diagnose.TableShare) int {
+		if a.Share != b.Share {
+			return cmp.Compare(b.Share, a.Share)
+		}
+		return strings.Compare(a.Table, b.Table)
+	})
+	return out
 }
 
 func readsWrites(c map[string]float64) (r, w float64, ok bool) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -315,5 +316,22 @@ func TestApproxRate(t *testing.T) {
 		if got := ApproxRate(c.v); got != c.want {
 			t.Errorf("ApproxRate(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// TestLockTables: the per-table lock-wait counters become shares of the
+// attributed waits, the most waited-for first (ties by name); tables with
+// no wait in the period are left out.
+func TestLockTables(t *testing.T) {
+	c := map[string]float64{target.CtrWaitLockMs: 900, target.CtrLockTablePrefix + "ceiling.district": 200,
+		target.CtrLockTablePrefix + "ceiling.warehouse": 600, target.CtrLockTablePrefix + "ceiling.b": 100,
+		target.CtrLockTablePrefix + "ceiling.a": 100, target.CtrLockTablePrefix + "ceiling.idle": 0}
+	got := lockTables(c)
+	want := []diagnose.TableShare{{Table: "ceiling.warehouse", Share: 0.6}, {Table: "ceiling.district", Share: 0.2}, {Table: "ceiling.a", Share: 0.1}, {Table: "ceiling.b", Share: 0.1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("lockTables = %+v, want %+v", got, want)
+	}
+	if got := lockTables(map[string]float64{target.CtrWaitLockMs: 5}); got != nil {
+		t.Errorf("no table counters: %+v, want nil", got)
 	}
 }

@@ -61,11 +61,17 @@ func (e *Evidence) dropServer() {
 	e.Restarted = true
 }
 
-// Delta returns b - a. Counters present in only one sample are left out.
+// Delta returns b - a. Counters present in only one sample are left out,
+// but for the per-table lock waits, which appear with a table's first
+// wait (target.CtrLockTablePrefix): absent from a, they count from zero.
 func Delta(a, b *target.Sample) *Evidence {
 	e := &Evidence{Seconds: b.At.Sub(a.At).Seconds(), Counters: make(map[string]float64, len(b.Counters))}
 	for k, v := range b.Counters {
-		if av, ok := a.Counters[k]; ok {
+		av, ok := a.Counters[k]
+		if !ok && strings.HasPrefix(k, target.CtrLockTablePrefix) {
+			av, ok = 0, true
+		}
+		if ok {
 			if target.IsLevel(k) {
 				e.Counters[k] = v
 			} else {

@@ -680,3 +680,19 @@ func TestDeltaFileStartedAgain(t *testing.T) {
 		t.Errorf("delta %+v, want 20 reads, 5 writes", e.Files)
 	}
 }
+
+// TestDeltaLockTables: a table's lock-wait counter appears with its first
+// wait; absent from the earlier sample it counts from zero, while other
+// counters present in only one sample are left out.
+func TestDeltaLockTables(t *testing.T) {
+	hot := target.CtrLockTablePrefix + "ceiling.hot"
+	a := &target.Sample{At: time.Now(), Counters: map[string]float64{target.CtrWaitLockMs: 100, target.CtrLockTablePrefix + "ceiling.old": 40}}
+	b := &target.Sample{At: a.At.Add(time.Second), Counters: map[string]float64{target.CtrWaitLockMs: 400, target.CtrLockTablePrefix + "ceiling.old": 90, hot: 250, target.CtrLogBytes: 7}}
+	e := Delta(a, b)
+	if e.Counters[hot] != 250 || e.Counters[target.CtrLockTablePrefix+"ceiling.old"] != 50 || e.Counters[target.CtrWaitLockMs] != 300 {
+		t.Errorf("delta %v, want ceiling.hot 250 (from zero), ceiling.old 50, wait_lock_ms 300", e.Counters)
+	}
+	if _, ok := e.Counters[target.CtrLogBytes]; ok {
+		t.Errorf("log_bytes, absent from the first sample, has a delta: %v", e.Counters)
+	}
+}

@@ -587,6 +587,15 @@ const (
 	CtrWaitOtherMs     = "wait_other_ms"
 	CtrWaitSamples     = "wait_samples" // sampling rounds taken (sampled engines)
 
+	// CtrLockTablePrefix + a table's name counts the lock-wait time
+	// attributed to that table (ms; sampled like the wait categories):
+	// the table of the rows or pages waited for, where the server names
+	// it, else the table of the statement that waited. The lock waits
+	// not attributed to any table are the rest of CtrWaitLockMs. A
+	// table's counter appears with its first wait: a sample without it
+	// stands for zero (see runner.Delta).
+	CtrLockTablePrefix = "lock_wait_ms:"
+
 	CtrServerCPUSec = "server_cpu_s"     // CPU seconds of the database server's processes (local server only)
 	CtrHostCPUBusy  = "host_cpu_busy_s"  // busy CPU seconds of the whole host (local target only), all cores
 	CtrHostCPUTotal = "host_cpu_total_s" // elapsed CPU seconds of the host, all cores (busy + idle)

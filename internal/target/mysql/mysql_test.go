@@ -800,6 +800,60 @@ func TestRowLockCounter(t *testing.T) {
 	}
 }
 
+// TestLockWaitTables: a session waiting for a row lock has its wait
+// attributed to the row's table, from the waits in progress at each
+// sample; a table whose row is locked but not waited for gets nothing.
+func TestLockWaitTables(t *testing.T) {
+	ctx := testCtx(t)
+	tg := openTarget(t, testDSN(t), target.DurabilityServer)
+	sampler := tg.(target.Sampler)
+	for _, name := range []string{"lwhot", "lwcold"} {
+		if err := tg.Schema().CreateTable(ctx, name, "id INT PRIMARY KEY, v INT NOT NULL"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tg.Schema().DropTable(context.Background(), name) })
+	}
+	a, b := connect(t, tg), connect(t, tg)
+	mustExec(t, a, "INSERT INTO ceiling_lwhot VALUES (1, 0)")
+	mustExec(t, a, "INSERT INTO ceiling_lwcold VALUES (1, 0)")
+	sample := func() target.Sample {
+		t.Helper()
+		s, err := sampler.Sample(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s0 := sample()
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "UPDATE ceiling_lwhot SET v = 1 WHERE id = 1")
+	mustExec(t, a, "UPDATE ceiling_lwcold SET v = 1 WHERE id = 1") // held, never waited for
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := b.Exec(ctx, "UPDATE ceiling_lwhot SET v = v + ? WHERE id = ?", 2, 1)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	sample() // the wait is in progress
+	time.Sleep(300 * time.Millisecond)
+	s2 := sample() // still waiting (innodb_lock_wait_timeout is 50 s by default)
+	mustExec(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(start)
+	key := target.CtrLockTablePrefix + "ceiling_lwhot"
+	hot := s2.Counters[key] - s0.Counters[key] // absent before its first wait: zero
+	t.Logf("lock waits attributed to ceiling_lwhot: %.0f ms for a wait of %v", hot, waited.Round(time.Millisecond))
+	if hot < 400 || hot > float64(waited.Milliseconds())+300 {
+		t.Errorf("lock waits on ceiling_lwhot %.0f ms for one wait of %v (two samples 300 ms apart saw it)", hot, waited)
+	}
+	if v, ok := s2.Counters[target.CtrLockTablePrefix+"ceiling_lwcold"]; ok {
+		t.Errorf("ceiling_lwcold has lock waits (%.0f ms): nobody waited for it", v)
+	}
+}
+
 // TestLockAfterSessionsLost: ceiling's sessions ended by an administrator
 // (KILL) take the namespace lock with them; the next sample, on a new
 // session, takes it again and says so. Ended again while another session

@@ -53,6 +53,9 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 					return target.Sample{}, err
 				}
 			}
+			if t.locks != nil {
+				t.locks.read(ctx, t.sampler, out)
+			}
 			var files []target.FileStat
 			if t.files != nil {
 				if files, err = t.files.read(ctx, t.sampler); err != nil {

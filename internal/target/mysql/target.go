@@ -99,6 +99,9 @@ type myTarget struct {
 	// files reads the per-file IO (psfiles.go); nil when performance_schema
 	// does not time InnoDB's files.
 	files *psFiles
+	// locks attributes row-lock waits to tables (locktables.go); nil when
+	// the server does not list its lock waits.
+	locks *lockTables
 
 	// adminNC is the admin session's network connection (nil if the pool
 	// handed it an existing one), for onThisHost.
@@ -251,6 +254,11 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 			return err
 		}
 		t.files = files
+		if missing != "" {
+			noteMissing(info.Settings, missing)
+		}
+		locks, missing := probeLockTables(ctx, t.admin, cfg.DBName)
+		t.locks = locks
 		if missing != "" {
 			noteMissing(info.Settings, missing)
 		}

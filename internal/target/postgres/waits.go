@@ -37,7 +37,14 @@ var WaitSampleInterval = 50 * time.Millisecond
 // published about once a second (with the join of pg_stat_activity's
 // datname, pg_database was read only when a worker's row matched, and an
 // idle target's rounds stayed unpublished until the session ended).
-const waitQuery = `SELECT wait_event_type, wait_event, state FROM pg_catalog.pg_stat_activity
+//
+// A session waiting for a lock (a heavyweight lock, a buffer pin, a
+// buffer's content lock) also gives its statement, whose table the wait is
+// attributed to (target.StatementTable): a row lock is mostly a wait on
+// another transaction's id, for which pg_locks names no table.
+const waitQuery = `SELECT wait_event_type, wait_event, state,
+	  CASE WHEN wait_event_type IN ('Lock', 'BufferPin') OR wait_event = 'BufferContent' THEN query END
+	FROM pg_catalog.pg_stat_activity
 	WHERE datid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
 	  AND application_name = $1`
 
@@ -107,8 +114,9 @@ func waitCategory(waitType, waitEvent, state string) int {
 // waitSampler accumulates sampled wait time per category for one target.
 type waitSampler struct {
 	mu      sync.Mutex
-	ms      [nCat]float64 // cumulative milliseconds per category
-	samples float64       // rounds credited
+	ms      [nCat]float64      // cumulative milliseconds per category
+	samples float64            // rounds credited
+	lockMs  map[string]float64 // cumulative lock-wait ms per table (see waitQuery)
 
 	// Pausing (see pause): the loop closes its session and waits for
 	// resume; paused gets the ended session's backend pid (0: none).
@@ -245,7 +253,8 @@ func (w *waitSampler) run(t *pgTarget) {
 	}
 	backoff := 50 * time.Millisecond
 	var last time.Time // start of the previous successful round
-	var et, ev, st *string
+	var et, ev, st, q *string
+	tables := map[string]int{} // this round's lock waits per table
 	// hold serves a pause: it ends the session (its backend publishes
 	// its statistics as it exits), answers with the backend's pid, and
 	// waits for resume. It returns false once the target is closed.
@@ -296,9 +305,16 @@ func (w *waitSampler) run(t *pgTarget) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		rows, err := c.Query(qctx, waitQuery, WorkerAppName)
 		var cats [nCat]int
+		clear(tables)
 		if err == nil {
-			_, err = pgx.ForEachRow(rows, []any{&et, &ev, &st}, func() error {
-				cats[waitCategory(deref(et), deref(ev), deref(st))]++
+			_, err = pgx.ForEachRow(rows, []any{&et, &ev, &st, &q}, func() error {
+				cat := waitCategory(deref(et), deref(ev), deref(st))
+				cats[cat]++
+				if cat == catLock && q != nil {
+					if tb := target.StatementTable(*q); tb != "" {
+						tables[tb]++
+					}
+				}
 				return nil
 			})
 		}
@@ -323,6 +339,12 @@ func (w *waitSampler) run(t *pgTarget) {
 			w.mu.Lock()
 			for i, n := range cats {
 				w.ms[i] += float64(n) * period
+			}
+			for tb, n := range tables {
+				if w.lockMs == nil {
+					w.lockMs = map[string]float64{}
+				}
+				w.lockMs[tb] += float64(n) * period
 			}
 			w.samples++
 			w.mu.Unlock()
@@ -349,6 +371,9 @@ func (w *waitSampler) add(out map[string]float64) {
 		out[name] = w.ms[i]
 	}
 	out[target.CtrWaitSamples] = w.samples
+	for tb, ms := range w.lockMs {
+		out[target.CtrLockTablePrefix+tb] = ms
+	}
 }
 
 // addDiagnosis adds the wait categories (sampled from pg_stat_activity) and,

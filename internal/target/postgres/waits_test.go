@@ -55,15 +55,11 @@ func TestIsLocalHost(t *testing.T) {
 
 // TestWaitsAndCPU runs single-row autocommit inserts on one worker for
 // about 1.5 s and checks the sampled wait categories and CPU counters.
-func TestWaitsAndCPU(t *testing.T) {
-	dsn := testDB(t, "ceiling_test_pg")
-	tg := openTarget(t, dsn, target.DurabilityFull)
+// startWaits starts tg's wait sampler and returns the sampler and a first
+// sample taken once it runs.
+func startWaits(t *testing.T, tg target.Target) (target.Sampler, target.Sample) {
+	t.Helper()
 	ctx := testCtx(t)
-	if err := tg.Schema().CreateTable(ctx, "waits", "id bigint PRIMARY KEY, v text"); err != nil {
-		t.Fatal(err)
-	}
-	// The table goes with the test database (TestMain) if the test fails.
-	c := connect(t, tg)
 	s := tg.(target.Sampler)
 	if _, err := s.Sample(ctx); err != nil { // starts the wait sampler
 		t.Fatal(err)
@@ -73,6 +69,19 @@ func TestWaitsAndCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, before
+}
+
+func TestWaitsAndCPU(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityFull)
+	ctx := testCtx(t)
+	if err := tg.Schema().CreateTable(ctx, "waits", "id bigint PRIMARY KEY, v text"); err != nil {
+		t.Fatal(err)
+	}
+	// The table goes with the test database (TestMain) if the test fails.
+	c := connect(t, tg)
+	s, before := startWaits(t, tg)
 	start := time.Now()
 	n := 0
 	for time.Since(start) < 1500*time.Millisecond {
@@ -132,6 +141,63 @@ func TestWaitsAndCPU(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("wait sampler still running 2 s after Close")
+		}
+	}
+}
+
+// TestLockWaitTables: a worker session waiting for a row another holds
+// has its wait attributed to the table its statement updates (PostgreSQL
+// names no table for a wait on a transaction id); a table nobody waited
+// for gets nothing.
+func TestLockWaitTables(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	tg := openTarget(t, dsn, target.DurabilityServer)
+	ctx := testCtx(t)
+	for _, name := range []string{"hot", "cold"} {
+		if err := tg.Schema().CreateTable(ctx, name, "id bigint PRIMARY KEY, v bigint NOT NULL"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := connect(t, tg), connect(t, tg)
+	mustExec(t, a, "INSERT INTO ceiling.hot VALUES (1, 0)")
+	mustExec(t, a, "INSERT INTO ceiling.cold VALUES (1, 0)")
+	s, before := startWaits(t, tg)
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "UPDATE ceiling.hot SET v = 1 WHERE id = 1")
+	mustExec(t, a, "UPDATE ceiling.cold SET v = 1 WHERE id = 1") // held, never waited for
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := b.Exec(ctx, "UPDATE ceiling.hot SET v = v + $1 WHERE id = $2", 2, 1)
+		done <- err
+	}()
+	time.Sleep(600 * time.Millisecond)
+	mustExec(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(start)
+	after, err := s.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := delta(before, after)
+	// A table's counter appears with its first wait (absent before: zero).
+	hot := after.Counters[target.CtrLockTablePrefix+"ceiling.hot"] - before.Counters[target.CtrLockTablePrefix+"ceiling.hot"]
+	cold := after.Counters[target.CtrLockTablePrefix+"ceiling.cold"]
+	t.Logf("lock waits: ceiling.hot %.0f ms, ceiling.cold %.0f ms, all %.0f ms, for a wait of %v", hot, cold, d[target.CtrWaitLockMs], waited.Round(time.Millisecond))
+	if hot < 300 || hot > float64(waited.Milliseconds())+300 {
+		t.Errorf("lock waits on ceiling.hot %.0f ms for one wait of %v", hot, waited)
+	}
+	if hot > d[target.CtrWaitLockMs]+1 {
+		t.Errorf("lock waits on ceiling.hot %.0f ms exceed all lock waits, %.0f ms", hot, d[target.CtrWaitLockMs])
+	}
+	if _, ok := after.Counters[target.CtrLockTablePrefix+"ceiling.cold"]; ok {
+		t.Errorf("ceiling.cold has lock waits (%.0f ms): nobody waited for it", cold)
+	}
+	for _, name := range []string{"hot", "cold"} {
+		if err := tg.Schema().DropTable(ctx, name); err != nil {
+			t.Error(err)
 		}
 	}
 }
