@@ -335,6 +335,11 @@ func summaryBlocks(r *report.Result) []Block {
 		}
 		blocks = append(blocks, Block{Note: note})
 	}
+	if r.Evidence != nil {
+		if line := report.WaitEventsLine(r.Evidence.Counters); line != "" {
+			blocks = append(blocks, Block{Note: fmt.Sprintf("Wait events of ceiling's sessions (%s): %s", report.WaitEventsHow(r.Target.Engine), line)})
+		}
+	}
 	if note := report.IdleFilesNote(r.Files); note != "" {
 		blocks = append(blocks, Block{Note: "File IO: " + note})
 	} else if len(r.Files) > 0 {

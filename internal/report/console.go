@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 // Live prints the per-interval progress of a run. On a terminal it rewrites
@@ -81,6 +83,67 @@ func IdleFilesNote(files []File) string {
 		names = append(names, f.Name)
 	}
 	return fmt.Sprintf("none of the %d files measured (%s) was read or written in the measured phase: their pages were read and changed in the server's cache only", len(files), strings.Join(names, ", "))
+}
+
+// WaitEventsLine describes where ceiling's sessions spent their time by
+// wait event (target.CtrWaitEventPrefix), the largest first: "IO:WALSync
+// 38%, Client:ClientRead 30%, CPU 20%, LWLock:WALWrite 8% and 5 more 4%";
+// "" when no event was recorded.
+func WaitEventsLine(c map[string]float64) string {
+	type ev struct {
+		name string
+		ms   float64
+	}
+	var evs []ev
+	sum := 0.0
+	for k, v := range c {
+		if name, ok := strings.CutPrefix(k, target.CtrWaitEventPrefix); ok && v > 0 {
+			evs = append(evs, ev{name, v})
+			sum += v
+		}
+	}
+	if sum <= 0 {
+		return ""
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].ms != evs[j].ms {
+			return evs[i].ms > evs[j].ms
+		}
+		return evs[i].name < evs[j].name
+	})
+	const top = 6
+	var parts []string
+	rest := 0.0
+	for i, e := range evs {
+		if i < top || len(evs) == top+1 {
+			parts = append(parts, fmt.Sprintf("%s %s", e.name, pct(e.ms/sum)))
+			continue
+		}
+		rest += e.ms
+	}
+	if n := len(evs) - len(parts); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d more %s", n, pct(rest/sum)))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// WaitEventsHow says how an engine's wait events were measured.
+func WaitEventsHow(engine string) string {
+	if engine == "postgres" {
+		return "share of the sessions' time, sampled from pg_stat_activity"
+	}
+	return "share of the sessions' time, from performance_schema"
+}
+
+// pct prints a share as a percentage, "<1%" below one half.
+func pct(share float64) string {
+	if share < 0.005 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*share)
 }
 
 // Interval is the runner's OnInterval callback.
@@ -319,6 +382,11 @@ func PrintSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "log device %s (kernel counters, the whole device): %s\n", d.Name, LogDeviceLine(d))
 		if d.Note != "" {
 			fmt.Fprintf(w, "  %s\n", d.Note)
+		}
+	}
+	if r.Evidence != nil {
+		if line := WaitEventsLine(r.Evidence.Counters); line != "" {
+			fmt.Fprintf(w, "wait events of ceiling's sessions (%s): %s\n", WaitEventsHow(r.Target.Engine), line)
 		}
 	}
 	if r.Evidence != nil && r.Evidence.Error != "" {

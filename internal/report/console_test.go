@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 func TestPerOp(t *testing.T) {
@@ -96,5 +98,26 @@ func TestIdleFiles(t *testing.T) {
 	}
 	if IdleFilesNote(nil) != "" {
 		t.Error("IdleFilesNote(nil): want none (no file statistics at all)")
+	}
+}
+
+// TestWaitEventsLine: the wait events, largest first (ties by name), six
+// of them and the rest together; shares below one half of a percent
+// print as <1%.
+func TestWaitEventsLine(t *testing.T) {
+	c := map[string]float64{"wait_lock_ms": 5000}
+	if got := WaitEventsLine(c); got != "" {
+		t.Errorf("no events: %q", got)
+	}
+	for i, ms := range []float64{380, 300, 200, 80, 20, 10, 6, 4, 0} {
+		c[target.CtrWaitEventPrefix+string(rune('a'+i))] = ms
+	}
+	want := "a 38%, b 30%, c 20%, d 8%, e 2%, f 1% and 2 more 1%"
+	if got := WaitEventsLine(c); got != want {
+		t.Errorf("WaitEventsLine = %q, want %q", got, want)
+	}
+	c = map[string]float64{target.CtrWaitEventPrefix + "IO:WALSync": 999, target.CtrWaitEventPrefix + "CPU": 1}
+	if got, want := WaitEventsLine(c), "IO:WALSync 100% and CPU <1%"; got != want {
+		t.Errorf("WaitEventsLine = %q, want %q", got, want)
 	}
 }

@@ -62,13 +62,14 @@ func (e *Evidence) dropServer() {
 }
 
 // Delta returns b - a. Counters present in only one sample are left out,
-// but for the per-table lock waits, which appear with a table's first
-// wait (target.CtrLockTablePrefix): absent from a, they count from zero.
+// but for the sparse ones (per-table lock waits, wait events: see
+// target.Sparse), which appear with their first wait: absent from a, they
+// count from zero.
 func Delta(a, b *target.Sample) *Evidence {
 	e := &Evidence{Seconds: b.At.Sub(a.At).Seconds(), Counters: make(map[string]float64, len(b.Counters))}
 	for k, v := range b.Counters {
 		av, ok := a.Counters[k]
-		if !ok && strings.HasPrefix(k, target.CtrLockTablePrefix) {
+		if !ok && target.Sparse(k) {
 			av, ok = 0, true
 		}
 		if ok {

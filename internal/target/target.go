@@ -595,6 +595,14 @@ const (
 	// table's counter appears with its first wait: a sample without it
 	// stands for zero (see runner.Delta).
 	CtrLockTablePrefix = "lock_wait_ms:"
+	// CtrWaitEventPrefix + a wait event's name counts the time ceiling's
+	// sessions spent in that event (ms), the detail of the categories
+	// above: PostgreSQL's "type:event" from pg_stat_activity ("IO:WALSync",
+	// "LWLock:WALWrite"; "CPU" for active without a wait, "Client:idle"
+	// for idle), MySQL's performance_schema event names without "wait/"
+	// ("io/file/innodb/innodb_data_file", "idle"). Like the per-table lock
+	// waits, a counter appears with its event's first wait.
+	CtrWaitEventPrefix = "wait_event_ms:"
 
 	CtrServerCPUSec = "server_cpu_s"     // CPU seconds of the database server's processes (local server only)
 	CtrHostCPUBusy  = "host_cpu_busy_s"  // busy CPU seconds of the whole host (local target only), all cores
@@ -612,6 +620,13 @@ const (
 	CtrLogDevFlushMs = "log_dev_flush_ms"
 	CtrLogDevBusyMs  = "log_dev_busy_ms" // time with a request in flight
 )
+
+// Sparse says whether counter k is one of those that appear only once
+// there is something to count (per table, per wait event): a sample
+// without it stands for zero.
+func Sparse(k string) bool {
+	return strings.HasPrefix(k, CtrLockTablePrefix) || strings.HasPrefix(k, CtrWaitEventPrefix)
+}
 
 // AddLogDevice adds the counters of the log's block device d (from
 // Info.LogDevice) to out; nothing when d is nil or cannot be read.

@@ -803,9 +803,18 @@ func TestRowLockCounter(t *testing.T) {
 // TestLockWaitTables: a session waiting for a row lock has its wait
 // attributed to the row's table, from the waits in progress at each
 // sample; a table whose row is locked but not waited for gets nothing.
+//
+// On the server with performance_schema on, the wait categories and
+// events count the wait once: as InnoDB's row-lock time, not also as the
+// waiting statement's time outside wait events.
 func TestLockWaitTables(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { testLockWaits(t, testDSN(t)) })
+	t.Run("performance_schema", func(t *testing.T) { testLockWaits(t, psDSN(t)) })
+}
+
+func testLockWaits(t *testing.T, dsn string) {
 	ctx := testCtx(t)
-	tg := openTarget(t, testDSN(t), target.DurabilityServer)
+	tg := openTarget(t, dsn, target.DurabilityServer)
 	sampler := tg.(target.Sampler)
 	for _, name := range []string{"lwhot", "lwcold"} {
 		if err := tg.Schema().CreateTable(ctx, name, "id INT PRIMARY KEY, v INT NOT NULL"); err != nil {
@@ -851,6 +860,21 @@ func TestLockWaitTables(t *testing.T) {
 	}
 	if v, ok := s2.Counters[target.CtrLockTablePrefix+"ceiling_lwcold"]; ok {
 		t.Errorf("ceiling_lwcold has lock waits (%.0f ms): nobody waited for it", v)
+	}
+	if !psOn(tg.Info().Settings) {
+		return
+	}
+	s3 := sample() // after the wait
+	d := func(k string) float64 { return s3.Counters[k] - s0.Counters[k] }
+	lock, other := d(target.CtrWaitLockMs), d(target.CtrWaitOtherMs)+d(target.CtrWaitCPUMs)
+	rowLocks := d(target.CtrWaitEventPrefix + EventRowLocks)
+	outside := d(target.CtrWaitEventPrefix+EventUntimed) + d(target.CtrWaitEventPrefix+EventCPU)
+	t.Logf("categories: lock %.0f ms, other+cpu %.0f ms; events: row locks %.0f ms, outside wait events %.0f ms", lock, other, rowLocks, outside)
+	if lock < 400 || rowLocks < 400 {
+		t.Errorf("lock %.0f ms, row-lock event %.0f ms: want the wait of %v", lock, rowLocks, waited)
+	}
+	if other > 300 || outside > 300 {
+		t.Errorf("other+cpu %.0f ms, outside wait events %.0f ms: the row-lock wait is counted there too", other, outside)
 	}
 }
 

@@ -39,6 +39,8 @@ type psWaits struct {
 	total map[string]float64           // sum over sessions of their last readings
 
 	logInstrumented bool // the redo log has a file instrument (MySQL)
+	// rowLock0 is Innodb_row_lock_time at the first reading (fill).
+	rowLock0 *float64
 }
 
 func newPSWaits() *psWaits {
@@ -148,6 +150,7 @@ func (p *psWaits) update(ctx context.Context, c *sql.Conn, ids []int64) error {
 			}
 			if cat := p.waitCategory(event); cat != "" {
 				get(id)[cat] += ps / 1e9
+				get(id)[target.CtrWaitEventPrefix+strings.TrimPrefix(event, "wait/")] += ps / 1e9
 			}
 		}
 		if err := rows.Close(); err != nil {
@@ -196,22 +199,65 @@ func (p *psWaits) update(ctx context.Context, c *sql.Conn, ids []int64) error {
 }
 
 // fill writes the totals as wait counters into out. p.mu must be held.
+//
+// InnoDB's row-lock waits are no wait event, so they are in the
+// statements' time outside the wait events, with the CPU (and, where the
+// redo log is not instrumented, the log flushes): the server's row-lock
+// time (Innodb_row_lock_time, all sessions', from the first reading on,
+// as the sessions' times are) is moved from there to lock.
 func (p *psWaits) fill(out map[string]float64) {
-	for _, k := range []string{target.CtrWaitClientMs, target.CtrWaitLogMs, target.CtrWaitDataReadMs, target.CtrWaitLockMs, target.CtrWaitOtherMs, target.CtrWaitCPUMs} {
-		if k == target.CtrWaitLogMs && !p.logInstrumented {
-			continue
+	rowLocks, haveRowLocks := out["mysql.innodb_row_lock_time"]
+	if haveRowLocks {
+		if p.rowLock0 == nil || rowLocks < *p.rowLock0 { // first, or the server restarted
+			base := rowLocks
+			p.rowLock0 = &base
 		}
-		if k == target.CtrWaitCPUMs && !p.logInstrumented {
+		rowLocks -= *p.rowLock0
+	}
+	outside := p.total[target.CtrWaitCPUMs] // statement time outside wait events
+	if !p.logInstrumented {
+		outside = p.total["mysql.ps_unattributed_ms"]
+	}
+	outside = max(outside-rowLocks, 0)
+	for _, k := range []string{target.CtrWaitClientMs, target.CtrWaitLogMs, target.CtrWaitDataReadMs, target.CtrWaitLockMs, target.CtrWaitOtherMs} {
+		if k == target.CtrWaitLogMs && !p.logInstrumented {
 			continue
 		}
 		out[k] = p.total[k]
 	}
-	// Without a log instrument the unattributed statement time holds both
-	// CPU and the commits' log flushes: it is "other".
-	if !p.logInstrumented {
-		out[target.CtrWaitOtherMs] += p.total["mysql.ps_unattributed_ms"]
+	out[target.CtrWaitLockMs] += rowLocks
+	if p.logInstrumented {
+		out[target.CtrWaitCPUMs] = outside
+	} else {
+		// It holds both CPU and the commits' log flushes: "other".
+		out[target.CtrWaitOtherMs] += outside
 	}
-	if v, ok := out["mysql.innodb_row_lock_time"]; ok {
-		out[target.CtrWaitLockMs] += v
+	// The wait events, and the two parts of the time that are none.
+	for k, v := range p.total {
+		if strings.HasPrefix(k, target.CtrWaitEventPrefix) {
+			out[k] = v
+		}
+	}
+	if haveRowLocks {
+		out[target.CtrWaitEventPrefix+EventRowLocks] = rowLocks
+	}
+	if p.logInstrumented {
+		out[target.CtrWaitEventPrefix+EventCPU] = outside
+	} else {
+		out[target.CtrWaitEventPrefix+EventUntimed] = outside
 	}
 }
+
+// Names of the wait-event counters for time outside performance_schema's
+// wait events.
+const (
+	// EventCPU is statement time outside any wait event where the redo
+	// log is instrumented (MySQL): on CPU.
+	EventCPU = "CPU (statement time outside wait events)"
+	// EventUntimed is statement time outside any wait event where the
+	// redo log is not instrumented (MariaDB): CPU and log flushes.
+	EventUntimed = "statement time outside wait events (CPU, log flushes)"
+	// EventRowLocks is InnoDB's row-lock wait time, server-wide (all
+	// sessions'), from Innodb_row_lock_time.
+	EventRowLocks = "innodb row locks (server-wide)"
+)

@@ -111,12 +111,30 @@ func waitCategory(waitType, waitEvent, state string) int {
 	return catOther
 }
 
+// waitEvent names one pg_stat_activity row's wait as the wait-event
+// counters do (target.CtrWaitEventPrefix): "type:event", "CPU" for an
+// active session without a wait, "Client:<state>" for an idle one.
+func waitEvent(waitType, waitEvent, state string) string {
+	switch {
+	case waitType != "":
+		return waitType + ":" + waitEvent
+	case strings.HasPrefix(state, "idle"):
+		return "Client:" + state
+	case state == "active" || state == "fastpath function call":
+		return "CPU"
+	case state == "":
+		return "unknown"
+	}
+	return "state:" + state // "disabled": track_activities off
+}
+
 // waitSampler accumulates sampled wait time per category for one target.
 type waitSampler struct {
 	mu      sync.Mutex
 	ms      [nCat]float64      // cumulative milliseconds per category
 	samples float64            // rounds credited
 	lockMs  map[string]float64 // cumulative lock-wait ms per table (see waitQuery)
+	eventMs map[string]float64 // cumulative ms per wait event (waitEvent)
 
 	// Pausing (see pause): the loop closes its session and waits for
 	// resume; paused gets the ended session's backend pid (0: none).
@@ -255,6 +273,7 @@ func (w *waitSampler) run(t *pgTarget) {
 	var last time.Time // start of the previous successful round
 	var et, ev, st, q *string
 	tables := map[string]int{} // this round's lock waits per table
+	events := map[string]int{} // this round's sessions per wait event
 	// hold serves a pause: it ends the session (its backend publishes
 	// its statistics as it exits), answers with the backend's pid, and
 	// waits for resume. It returns false once the target is closed.
@@ -306,10 +325,12 @@ func (w *waitSampler) run(t *pgTarget) {
 		rows, err := c.Query(qctx, waitQuery, WorkerAppName)
 		var cats [nCat]int
 		clear(tables)
+		clear(events)
 		if err == nil {
 			_, err = pgx.ForEachRow(rows, []any{&et, &ev, &st, &q}, func() error {
 				cat := waitCategory(deref(et), deref(ev), deref(st))
 				cats[cat]++
+				events[waitEvent(deref(et), deref(ev), deref(st))]++
 				if cat == catLock && q != nil {
 					if tb := target.StatementTable(*q); tb != "" {
 						tables[tb]++
@@ -346,6 +367,12 @@ func (w *waitSampler) run(t *pgTarget) {
 				}
 				w.lockMs[tb] += float64(n) * period
 			}
+			for e, n := range events {
+				if w.eventMs == nil {
+					w.eventMs = map[string]float64{}
+				}
+				w.eventMs[e] += float64(n) * period
+			}
 			w.samples++
 			w.mu.Unlock()
 		}
@@ -373,6 +400,9 @@ func (w *waitSampler) add(out map[string]float64) {
 	out[target.CtrWaitSamples] = w.samples
 	for tb, ms := range w.lockMs {
 		out[target.CtrLockTablePrefix+tb] = ms
+	}
+	for e, ms := range w.eventMs {
+		out[target.CtrWaitEventPrefix+e] = ms
 	}
 }
 

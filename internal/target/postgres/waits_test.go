@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,6 +196,26 @@ func TestLockWaitTables(t *testing.T) {
 	}
 	if _, ok := after.Counters[target.CtrLockTablePrefix+"ceiling.cold"]; ok {
 		t.Errorf("ceiling.cold has lock waits (%.0f ms): nobody waited for it", cold)
+	}
+	// The wait events detail the categories: a row lock is a wait on the
+	// holder's transaction id, and the events' times add up to the
+	// categories'.
+	var events, cats float64
+	for k, v := range after.Counters {
+		if strings.HasPrefix(k, target.CtrWaitEventPrefix) {
+			events += v - before.Counters[k]
+		}
+	}
+	for _, k := range waitCtrs {
+		cats += d[k]
+	}
+	xid := after.Counters[target.CtrWaitEventPrefix+"Lock:transactionid"] - before.Counters[target.CtrWaitEventPrefix+"Lock:transactionid"]
+	t.Logf("wait events: Lock:transactionid %.0f ms; all events %.0f ms, all categories %.0f ms", xid, events, cats)
+	if xid < 300 {
+		t.Errorf("Lock:transactionid %.0f ms for one wait of %v", xid, waited)
+	}
+	if math.Abs(events-cats) > 1 {
+		t.Errorf("wait events sum to %.0f ms, the categories to %.0f ms", events, cats)
 	}
 	for _, name := range []string{"hot", "cold"} {
 		if err := tg.Schema().DropTable(ctx, name); err != nil {
