@@ -114,10 +114,10 @@ func waitCategory(waitType, waitEvent, state string) int {
 // waitEvent names one pg_stat_activity row's wait as the wait-event
 // counters do (target.CtrWaitEventPrefix): "type:event", "CPU" for an
 // active session without a wait, "Client:<state>" for an idle one.
-func waitEvent(waitType, waitEvent, state string) string {
+func waitEvent(waitType, event, state string) string {
 	switch {
 	case waitType != "":
-		return waitType + ":" + waitEvent
+		return waitType + ":" + event
 	case strings.HasPrefix(state, "idle"):
 		return "Client:" + state
 	case state == "active" || state == "fastpath function call":

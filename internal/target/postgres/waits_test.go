@@ -10,6 +10,22 @@ import (
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
+// TestWaitEvent: the names of the wait-event counters.
+func TestWaitEvent(t *testing.T) {
+	for _, c := range []struct{ typ, ev, state, want string }{
+		{"IO", "WALSync", "active", "IO:WALSync"},
+		{"Client", "ClientRead", "idle", "Client:ClientRead"},
+		{"", "", "idle in transaction", "Client:idle in transaction"},
+		{"", "", "active", "CPU"},
+		{"", "", "disabled", "state:disabled"},
+		{"", "", "", "unknown"},
+	} {
+		if got := waitEvent(c.typ, c.ev, c.state); got != c.want {
+			t.Errorf("waitEvent(%q, %q, %q) = %q, want %q", c.typ, c.ev, c.state, got, c.want)
+		}
+	}
+}
+
 func TestWaitCategory(t *testing.T) {
 	for _, c := range []struct {
 		typ, ev, state string
