@@ -33,7 +33,10 @@ type lockTables struct {
 // waits (and the user may read them: PROCESS), or nil and what is missing.
 func probeLockTables(ctx context.Context, c *sql.Conn, db string) (*lockTables, string) {
 	rows, err := c.QueryContext(ctx, lockTablesQuery)
-	if err != nil {
+	switch {
+	case denied(err):
+		return nil, "the tables of row-lock waits (information_schema.INNODB_LOCK_WAITS needs the PROCESS privilege)"
+	case err != nil:
 		return nil, "the tables of row-lock waits (information_schema.INNODB_LOCK_WAITS: " + firstLine(err.Error()) + ")"
 	}
 	rows.Close()

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -188,5 +189,53 @@ func TestPSFileNames(t *testing.T) {
 		if ok != (want != "") || ok && name != want {
 			t.Errorf("%s: %q %v, want %q", file, name, ok, want)
 		}
+	}
+}
+
+// TestPerformanceSchemaDenied: a user who may not read performance_schema
+// (nor InnoDB's lock waits: no PROCESS privilege) still runs on a server
+// that has it on; the evidence says what it lacks and why.
+func TestPerformanceSchemaDenied(t *testing.T) {
+	dsn := psDSN(t)
+	db, err := rawDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	u, _ := url.Parse(dsn)
+	dbName := strings.TrimPrefix(u.Path, "/")
+	const acct = "'ceiling_t_nops'@'%'"
+	for _, q := range []string{"DROP USER IF EXISTS " + acct, "CREATE USER " + acct + " IDENTIFIED BY '" + testPassword + "'",
+		"GRANT ALL ON `" + dbName + "`.* TO " + acct} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", strings.ReplaceAll(q, testPassword, "xxxxx"), err)
+		}
+	}
+	t.Cleanup(func() { _, _ = db.Exec("DROP USER IF EXISTS " + acct) })
+	u.User = url.UserPassword("ceiling_t_nops", testPassword)
+	tg := openTarget(t, u.String(), target.DurabilityServer)
+	info := tg.Info()
+	if !psOn(info.Settings) {
+		t.Fatalf("performance_schema is %q on %s", info.Settings["performance_schema"], info.DSN)
+	}
+	m := info.Settings["missing_evidence"]
+	for _, want := range []string{"wait categories and per-file IO (performance_schema is on, but this user may not read it",
+		"the tables of row-lock waits (information_schema.INNODB_LOCK_WAITS needs the PROCESS privilege)"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("missing_evidence %q: want %q", m, want)
+		}
+	}
+	if strings.Contains(m, "performance_schema is off") {
+		t.Errorf("missing_evidence %q says performance_schema is off", m)
+	}
+	s, err := tg.(target.Sampler).Sample(testCtx(t))
+	if err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+	if _, ok := s.Counters[target.CtrLogBytes]; !ok {
+		t.Errorf("no %s from SHOW GLOBAL STATUS: %v", target.CtrLogBytes, s.Counters)
+	}
+	if _, ok := s.Counters[target.CtrWaitClientMs]; ok {
+		t.Errorf("wait categories sampled by a user who may not read them")
 	}
 }

@@ -240,16 +240,27 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	} else {
 		info.Settings["flavor"] = "mysql"
 	}
+	psDenied := false // performance_schema is on, but this user may not read it
 	if psOn(info.Settings) {
 		ps := newPSWaits()
-		if err := ps.probe(ctx, t.admin); err != nil {
+		switch err := ps.probe(ctx, t.admin); {
+		case denied(err):
+			psDenied = true
+			noteMissing(info.Settings, "wait categories and per-file IO (performance_schema is on, but this user may not read it: GRANT SELECT ON performance_schema.* gives them)")
+		case err != nil:
 			return err
+		default:
+			t.ps = ps
 		}
-		t.ps = ps
 	}
-	noteWaitEvidence(info.Settings, t.ps) // see diag.go
+	if !psDenied {
+		noteWaitEvidence(info.Settings, t.ps) // see diag.go
+	}
 	if cfg, err := parseDSN(t.dsn); err == nil {
 		files, missing, err := probePSFiles(ctx, t.admin, info.Settings, cfg.DBName)
+		if denied(err) {
+			files, missing, err = nil, "", nil // said above
+		}
 		if err != nil {
 			return err
 		}
@@ -292,8 +303,7 @@ func (t *myTarget) applyDurability(ctx context.Context, mode target.Durability) 
 		return nil
 	}
 	if _, err := t.admin.ExecContext(ctx, "SET GLOBAL "+durabilitySetting+" = "+want); err != nil {
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && (me.Number == 1227 || me.Number == 1044 || me.Number == 1045) {
+		if denied(err) {
 			return fmt.Errorf("mysql: --durability %s needs %s=%s (it is %s) but this user may not change it: "+
 				"grant SYSTEM_VARIABLES_ADMIN (MySQL 8) or SUPER (MariaDB), or use --durability server: %w",
 				mode, durabilitySetting, want, before, err)
@@ -527,4 +537,18 @@ func sessionTLS(ctx context.Context, db *sql.Conn) string {
 	}
 	// "TLSv1.3" as Go names it, "TLS 1.3".
 	return strings.Replace(st["ssl_version"], "TLSv", "TLS ", 1) + ", " + st["ssl_cipher"]
+}
+
+// denied says whether err is the server refusing this user something:
+// a privilege (1227), a database (1044), a table (1142) or a column (1143).
+func denied(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1044, 1045, 1142, 1143, 1227:
+		return true
+	}
+	return false
 }
