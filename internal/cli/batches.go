@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,10 +50,17 @@ const defaultBatchStep = 10 * time.Second
 // sizes: whole numbers of rows from 1 to bulkload.MaxBatch. A geometric
 // ramp's sizes are rounded to whole rows, duplicates dropped.
 func parseBatches(spec string) ([]int, error) {
+	return parseCounts(spec, "batch size", "rows", bulkload.MaxBatch)
+}
+
+// parseCounts parses a ramp of whole numbers of unit, from 1 to most, in
+// the --rates syntax: a geometric ramp's values rounded, duplicates
+// dropped. what names one value in errors.
+func parseCounts(spec, what, unit string, most int) ([]int, error) {
 	vals, err := parseRates(spec)
 	if err != nil {
-		// The parser speaks of rates; here the numbers are rows.
-		msg := strings.NewReplacer("rate ", "batch size ", " requests/s", " rows").Replace(err.Error())
+		// The parser speaks of rates; here the numbers are counts.
+		msg := strings.NewReplacer("rate ", what+" ", " requests/s", " "+unit).Replace(err.Error())
 		return nil, errors.New(msg)
 	}
 	geometric := strings.Contains(strings.ToLower(spec), "x")
@@ -60,10 +68,10 @@ func parseBatches(spec string) ([]int, error) {
 	for _, v := range vals {
 		r := math.Round(v)
 		if !geometric && r != v {
-			return nil, fmt.Errorf("%g is not a whole number of rows", v)
+			return nil, fmt.Errorf("%g is not a whole number of %s", v, unit)
 		}
-		if r < 1 || r > bulkload.MaxBatch {
-			return nil, fmt.Errorf("batch %g: must be between 1 and %d rows", v, bulkload.MaxBatch)
+		if r < 1 || r > float64(most) {
+			return nil, fmt.Errorf("%s %g: must be between 1 and %d %s", what, v, most, unit)
 		}
 		if n := len(out); n > 0 && out[n-1] == int(r) {
 			continue
@@ -73,20 +81,38 @@ func parseBatches(spec string) ([]int, error) {
 	return out, nil
 }
 
-// batchConfig checks the flags of a batch ramp and returns the sizes and
-// the load of one step.
-func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec string) ([]int, runner.Config, error) {
+// MaxRampThreads is the most threads a --threads-ramp step may have.
+const MaxRampThreads = 10000
+
+// parseThreads parses a --threads-ramp spec (the --rates syntax) into
+// thread counts from 1 to MaxRampThreads, rounded (a geometric ramp) and
+// without duplicates.
+func parseThreads(spec string) ([]int, error) {
+	return parseCounts(spec, "thread count", "threads", MaxRampThreads)
+}
+
+// sweepConfig checks the flags of a closed-loop ramp (--batches, or
+// --threads-ramp when threads) and returns its values and the load of one
+// step (with threads, of the step with the most).
+func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec string, threads bool) ([]int, runner.Config, error) {
 	var errs []error
-	batches, err := parseBatches(spec)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--batches %s", err))
+	flag, parse, each, own := "--batches", parseBatches, "batch size", "batch"
+	if threads {
+		flag, parse, each, own = "--threads-ramp", parseThreads, "thread count", "threads"
 	}
-	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", "batch", "emulate"} {
-		if fs.Changed(name) {
-			errs = append(errs, fmt.Errorf("--%s does not apply to a --batches ramp: each batch size runs closed loop for --step (or --ops requests), after --warmup", name))
+	vals, err := parse(spec)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s %s", flag, err))
+	}
+	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", own, "emulate", "shard", "isolate"} {
+		if name == "isolate" && f.isolate == 0 {
+			continue // --isolate 0: skipped, as it is in a ramp
+		}
+		if fs.Lookup(name) != nil && fs.Changed(name) {
+			errs = append(errs, fmt.Errorf("--%s does not apply to a %s ramp: each %s runs closed loop for --step (or --ops requests), after --warmup", name, flag, each))
 		}
 	}
-	if f.threads <= 0 {
+	if f.threads <= 0 && !threads {
 		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
 	}
 	if f.ops < 0 {
@@ -114,6 +140,9 @@ func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 		return nil, runner.Config{}, joinUsage(errs)
 	}
 	cfg := runner.Config{Threads: f.threads, Interval: f.interval, Warmup: f.warmup}
+	if threads {
+		cfg.Threads = slices.Max(vals)
+	}
 	switch {
 	case f.ops > 0:
 		cfg.Ops = f.ops
@@ -122,20 +151,27 @@ func (f *runFlags) batchConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	default:
 		cfg.Duration = defaultBatchStep
 	}
-	return batches, cfg, nil
+	return vals, cfg, nil
 }
 
-// runBatches runs a bulk-load batch-size ramp: the table is prepared once,
-// then each batch size runs as its own closed-loop measured step on the
-// growing table, like the sources' limited bulk tests; the result has one
-// step per size. The index-build phase follows the last step.
-func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, f *runFlags, fs *pflag.FlagSet) (err error) {
-	rb := w.(batchRamper)
-	batches, cfg, err := f.batchConfig(fs, w, rb.Batches())
+// runSweep runs a closed-loop ramp: the data is prepared once, then each
+// step runs as its own closed-loop measured run on it, one after the
+// other; the result has one step each. A bulk-load batch-size ramp
+// (--batches, like the sources' limited bulk tests) varies the rows per
+// request, and its index-build phase follows the last step; a thread ramp
+// (--threads-ramp, like HammerDB's autopilot) varies the workers.
+func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f *runFlags, fs *pflag.FlagSet) (err error) {
+	rb, _ := w.(batchRamper)
+	threads := f.threadRamp != ""
+	spec := f.threadRamp
+	if !threads {
+		spec = rb.Batches()
+	}
+	vals, cfg, err := f.sweepConfig(fs, w, spec, threads)
 	if err != nil {
 		return err
 	}
-	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, runner.Multiplexes(cfg, w), name)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, cfg.Threads, runner.Multiplexes(cfg, w), name)
 	if err != nil {
 		return err
 	}
@@ -149,7 +185,7 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 	}
 	info := t.Info()
 	cores := runtime.NumCPU()
-	params := report.Params{Version: version(), Workload: name, Load: cfg, Info: info, Cores: cores}
+	params := runParams(name, w, cfg, info, cores)
 	e.probe(ctx, t, f, &params)
 	each := fmt.Sprintf("%v each", cfg.Duration)
 	if cfg.Ops > 0 {
@@ -158,18 +194,28 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 	if cfg.Warmup > 0 {
 		each += fmt.Sprintf(" after %v warm-up", cfg.Warmup)
 	}
-	fmt.Fprintf(e.stdout, "running %s: %d batch sizes %v, %s, %s, closed loop, durability %s\n",
-		name, len(batches), batches, diagnose.Threads(f.threads), each, info.Durability.Mode)
+	if threads {
+		fmt.Fprintf(e.stdout, "running %s: %d thread counts %v, %s, closed loop, durability %s\n",
+			name, len(vals), vals, each, info.Durability.Mode)
+	} else {
+		fmt.Fprintf(e.stdout, "running %s: %d batch sizes %v, %s, %s, closed loop, durability %s\n",
+			name, len(vals), vals, diagnose.Threads(f.threads), each, info.Durability.Mode)
+	}
 
 	var (
 		results []*runner.Result
 		stopErr error
 	)
-	for _, b := range batches {
-		rb.SetBatch(b)
-		fmt.Fprintf(e.stdout, "\n-- batch %d rows\n", b)
-		live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores}
+	for _, v := range vals {
 		step := cfg
+		if threads {
+			step.Threads = v
+			fmt.Fprintf(e.stdout, "\n-- %s\n", diagnose.Threads(v))
+		} else {
+			rb.SetBatch(v)
+			fmt.Fprintf(e.stdout, "\n-- batch %d rows\n", v)
+		}
+		live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
 		step.OnInterval = live.Interval
 		res, err := runner.Run(ctx, step, t, w)
 		live.Done()
@@ -188,19 +234,27 @@ func (e *env) runBatches(ctx context.Context, name string, w workload.Workload, 
 	post := e.afterLoad(ctx, t, w)
 
 	wp := w.Params()
-	delete(wp, "batch")
-	wp["batch_sizes"] = batches[:len(results)]
+	if threads {
+		wp["threads_ramp"] = vals[:len(results)]
+	} else {
+		delete(wp, "batch")
+		wp["batch_sizes"] = vals[:len(results)]
+	}
 	params.WParams = wp
 	cerr := closeOnce()
 	params.Info = t.Info()
-	doc, err := report.BuildBatches(params, batches, results)
+	build, what := report.BuildBatches, "batch sizes"
+	if threads {
+		build, what = report.BuildThreads, "thread counts"
+	}
+	doc, err := build(params, vals, results)
 	if err != nil {
 		return err
 	}
 	post.apply(doc)
 	if stopErr != nil {
 		doc.Partial = true
-		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d batch sizes: %s", len(results), len(batches), oneLine(stopErr.Error())))
+		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d %s: %s", len(results), len(vals), what, oneLine(stopErr.Error())))
 	}
 	return e.finish(f.out, doc, cerr, stopErr)
 }

@@ -50,6 +50,7 @@ type runFlags struct {
 	// Open loop (LT): one rate, or a ramp of steps.
 	rate       float64
 	rates      string
+	threadRamp string // --threads-ramp: closed-loop steps of these thread counts (batches.go)
 	step       time.Duration
 	stepWarmup time.Duration
 
@@ -113,6 +114,7 @@ func (e *env) runCmd() *cobra.Command {
 	return e.workloadParent("run", "Prepare a workload's data, run it, and report the result", `  ceiling run inserts-deletes -c 4 -T 20s          # sqlite:ceiling.db, closed loop
   ceiling run single-inserts --durability relaxed --db postgres://postgres@localhost/postgres
   ceiling run mixed --rates 100:1000:100 --step 20s -c 8   # open-loop ramp
+  ceiling run updates --threads-ramp 1:32:x2 --step 20s    # throughput by thread count
   ceiling run tpcc -c 8 -T 60s --db mysql://root@127.0.0.1:3306/test   # after ceiling prepare tpcc`, e.runWorkloadCmd)
 }
 
@@ -137,6 +139,7 @@ confidence interval, in one result.`
   ceiling run %[1]s --rates 20:200:20 --step 30s     # open-loop ramp, 10 steps
   ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
   ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
+  ceiling run %[1]s --threads-ramp 1:32:x2 --step 20s  # closed loop at 1, 2, 4 … 32 threads
   ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
   ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results
   ceiling run %[1]s --emulate azure-2014-s1             # SQLite held to a tier's log rate
@@ -155,7 +158,11 @@ summary on the console and a JSON result in --out. Ctrl-C stops the run
 cleanly, still writes the (partial) result, and exits with status 130.
 
 By default the load is a closed loop: each of the -c workers sends its next
-request as soon as the previous one returns. --rate R runs an open loop
+request as soon as the previous one returns. --threads-ramp runs one such
+closed-loop step per thread count, one after the other on the same data,
+and prints requests/s by thread count, the scaling against the first
+step and each step's verdict (where adding workers stops paying, and
+why). --rate R runs an open loop
 instead: R requests/s in total are scheduled whatever the completions,
 latency is measured from each request's scheduled start, and a request that
 cannot start within --late-after is skipped and counted late. --rates runs a
@@ -196,11 +203,14 @@ compares it with each request's time.` + docSection(meta),
 			if err := f.shard.setup(fs, name, w, f, e.dsn(&f.targetFlags)); err != nil {
 				return err
 			}
-			if spec := batchesSpec(w); spec != "" {
+			if spec := batchesSpec(w); spec != "" || f.threadRamp != "" {
+				if spec != "" && f.threadRamp != "" {
+					return usagef("--batches and --threads-ramp are exclusive: a ramp varies one thing")
+				}
 				if e.checkOnly {
 					return nil
 				}
-				return e.runBatches(cmd.Context(), name, w, f, fs) // batches.go
+				return e.runSweep(cmd.Context(), name, w, f, fs) // batches.go
 			}
 			if !fs.Changed("duration") && (f.ops > 0 || f.rates != "") {
 				f.duration = 0
@@ -234,8 +244,9 @@ compares it with each request's time.` + docSection(meta),
 	fs.Float64VarP(&f.rate, "rate", "R", 0, "open loop: schedule this many requests/s in total (latency from the scheduled start)")
 	fs.StringVar(&f.rates, "rates", "", "open-loop ramp: START:STOP:STEP (20:200:20), START:STOP:xFACTOR (10:1000:x2) or a list (50,100,200), requests/s")
 	f.step = 30 * time.Second
-	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step (bulk-load --batches: default 10s)")
+	fs.Var(durationValue{&f.step}, "step", "with --rates: measured duration of each step (--threads-ramp, bulk-load --batches: default 10s)")
 	fs.Var(durationValue{&f.stepWarmup}, "step-warmup", "with --rates: warm-up at each step's rate before measuring it")
+	fs.StringVar(&f.threadRamp, "threads-ramp", "", "closed-loop ramp of thread counts: START:STOP:STEP (2:16:2), START:STOP:xFACTOR (1:64:x2) or a list (1,2,4,8); each count runs as its own step for --step (default 10s), one after the other on the same data, like HammerDB's autopilot")
 	fs.IntVar(&f.repeat, "repeat", 1, "run the whole test this many times (re-preparing the data) and report mean, spread and 95% CI")
 	fs.StringVar(&f.probeDir, "probe-dir", "", "local server: directory for the fsync probe before the run (default: the SQLite file's directory, else "+os.TempDir()+" or --out, whichever is on the server's log file system); put it on the server's log device")
 	fs.BoolVar(&f.noProbe, "no-probe", false, "skip the probe before the run: the fsync probe of a local server's host, or the round-trip probe of a server on another host")
@@ -541,13 +552,7 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 	info := t.Info()
 
 	cores := runtime.NumCPU()
-	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Definition: workload.DefinitionOf(w), Load: cfg, Info: info, Cores: cores, NoBytes: workload.NoBytes(w)}
-	if o, ok := w.(workload.Observer); ok {
-		params.Figures = o.Figures
-	}
-	if a, ok := w.(workload.Advisor); ok {
-		params.Advice = a.Advice
-	}
+	params := runParams(name, w, cfg, info, cores)
 	var (
 		results []*runner.Result
 		stopErr error // why the repeats stopped early, if they did
@@ -1011,4 +1016,17 @@ func replacesFile(out string) string {
 		return " (replaced the file that was there)"
 	}
 	return ""
+}
+
+// runParams are the result's parameters of a run of w with load cfg: its
+// definition, whether it counts bytes, its figures and advice.
+func runParams(name string, w workload.Workload, cfg runner.Config, info target.Info, cores int) report.Params {
+	params := report.Params{Version: version(), Workload: name, WParams: w.Params(), Definition: workload.DefinitionOf(w), Load: cfg, Info: info, Cores: cores, NoBytes: workload.NoBytes(w)}
+	if o, ok := w.(workload.Observer); ok {
+		params.Figures = o.Figures
+	}
+	if a, ok := w.(workload.Advisor); ok {
+		params.Advice = a.Advice
+	}
+	return params
 }

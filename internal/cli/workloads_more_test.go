@@ -42,6 +42,8 @@ type fullResult struct {
 	} `json:"costs"`
 	Steps []struct {
 		Batch               *int     `json:"batch"`
+		Threads             *int     `json:"threads"`
+		AchievedPerSec      *float64 `json:"achieved_per_sec"`
 		Completed           int64    `json:"completed"`
 		RowsPerSec          *float64 `json:"rows_per_sec"`
 		MBPerMin            *float64 `json:"mb_per_min"`
@@ -282,6 +284,61 @@ func TestBulkLoadBatchRamp(t *testing.T) {
 	want := fmt.Sprintf("from the %d-row batches, the size that loaded the most (", *r.Steps[best].Batch)
 	if r.Verdict == nil || r.Verdict.Bottleneck != r.Steps[best].Verdict.Bottleneck || !strings.Contains(strings.Join(r.Verdict.Evidence, "|"), want) {
 		t.Fatalf("run verdict %+v, want batch %d's, saying %q", r.Verdict, *r.Steps[best].Batch, want)
+	}
+}
+
+// TestThreadsRamp: --threads-ramp runs each thread count as its own
+// closed-loop step on each engine, with its own verdict; the run's verdict
+// is that of the count that did the most requests/s, and says so.
+func TestThreadsRamp(t *testing.T) {
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "t.db"), func(t *testing.T, dsn string) {
+		if !strings.HasPrefix(dsn, "sqlite:") {
+			t.Cleanup(dropNewTables(t, dsn))
+		}
+		r, out := runFull(t, "run", "single-inserts", "--db", dsn, "--threads-ramp", "1,3", "--step", "1s")
+		if len(r.Steps) != 2 || r.Steps[0].Threads == nil || *r.Steps[0].Threads != 1 || r.Steps[1].Threads == nil || *r.Steps[1].Threads != 3 {
+			t.Fatalf("steps %+v, want 1 and 3 threads", r.Steps)
+		}
+		if got := fmt.Sprint(r.Workload.Params["threads_ramp"]); got != "[1 3]" {
+			t.Errorf("workload.params.threads_ramp %s, want [1 3]", got)
+		}
+		best := 0
+		for i, st := range r.Steps {
+			if st.Completed == 0 || st.AchievedPerSec == nil || *st.AchievedPerSec <= 0 || st.Batch != nil {
+				t.Fatalf("step %d: %+v, want requests and a measured rate", i, st)
+			}
+			if st.Verdict == nil || st.Verdict.Bottleneck == "" {
+				t.Fatalf("step %d: no verdict", i)
+			}
+			if *st.AchievedPerSec > *r.Steps[best].AchievedPerSec {
+				best = i
+			}
+		}
+		if r.Summary.Requests != r.Steps[0].Completed+r.Steps[1].Completed {
+			t.Errorf("summary %d requests, steps %d + %d", r.Summary.Requests, r.Steps[0].Completed, r.Steps[1].Completed)
+		}
+		want := fmt.Sprintf("from the step at %d thread", *r.Steps[best].Threads)
+		if r.Verdict == nil || r.Verdict.Bottleneck != r.Steps[best].Verdict.Bottleneck || !strings.Contains(strings.Join(r.Verdict.Evidence, "|"), want) {
+			t.Errorf("run verdict %+v, want step %d's, saying %q", r.Verdict, best+1, want)
+		}
+		for _, s := range []string{"thread-count steps", "verdict per thread count:", "\n-- 1 thread\n", "\n-- 3 threads\n"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("output lacks %q:\n%s", s, out)
+			}
+		}
+	})
+}
+
+func TestParseThreads(t *testing.T) {
+	for spec, want := range map[string]string{"1:64:x2": "[1 2 4 8 16 32 64]", "2:10:4": "[2 6 10]", "1,2,4,8": "[1 2 4 8]", "1:4:x1.5": "[1 2 3]"} {
+		if got, err := parseThreads(spec); err != nil || fmt.Sprint(got) != want {
+			t.Errorf("%s = %v, %v; want %s", spec, got, err, want)
+		}
+	}
+	for _, bad := range []string{"0,2", "1.5", "1:100000:x10", ""} {
+		if _, err := parseThreads(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }
 

@@ -103,6 +103,8 @@ func resultSections(r *report.Result, prefix string) ([]Section, error) {
 		switch {
 		case isBatch(r.Steps):
 			title = "Batch-size steps"
+		case isThreads(r.Steps):
+			title = "Thread-count steps"
 		case r.Knee != nil:
 			title = "Knee probes as open-loop steps (LT), in the order run"
 		}
@@ -712,12 +714,17 @@ func hasNonZero(s Series) bool {
 	return false
 }
 
-func isBatch(steps []report.Step) bool { return len(steps) > 0 && steps[0].Batch != nil }
+func isBatch(steps []report.Step) bool   { return len(steps) > 0 && steps[0].Batch != nil }
+func isThreads(steps []report.Step) bool { return len(steps) > 0 && steps[0].Threads != nil }
 
-// stepX is a step's position on the x axis: its batch size or requested rate.
+// stepX is a step's position on the x axis: its batch size, thread count
+// or requested rate.
 func stepX(s report.Step) float64 {
-	if s.Batch != nil {
+	switch {
+	case s.Batch != nil:
 		return float64(*s.Batch)
+	case s.Threads != nil:
+		return float64(*s.Threads)
 	}
 	return s.Rate
 }
@@ -742,7 +749,8 @@ func stepLat(f func(*metrics.Latency) float64) func(report.Step) float64 {
 
 func stepBlocks(r *report.Result) ([]Block, error) {
 	steps := r.Steps
-	batch := isBatch(steps)
+	threads := isThreads(steps)
+	batch := isBatch(steps) || threads // closed-loop steps
 	var rows [][]string
 	var marks [][]string
 	thin, fsyncs := false, false
@@ -753,7 +761,7 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		}
 		first := rate(s.Rate)
 		if batch {
-			first = strconv.Itoa(*s.Batch)
+			first = strconv.Itoa(int(stepX(s)))
 		}
 		bn := "n/a"
 		if s.Verdict != nil {
@@ -809,7 +817,10 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		caption += "; " + strings.TrimSuffix(n, ".")
 	}
 	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrll"}}}
-	if batch {
+	switch {
+	case threads:
+		blocks = []Block{{Table: threadsTable(steps)}}
+	case batch:
 		blocks = []Block{{Table: batchTable(steps)}}
 	}
 
@@ -817,15 +828,23 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	steps = append([]report.Step(nil), steps...)
 	sort.SliceStable(steps, func(i, j int) bool { return stepX(steps[i]) < stepX(steps[j]) })
 	xl := "requested rate, req/s"
-	if batch {
+	switch {
+	case threads:
+		xl = "threads (workers, each with its connection)"
+	case batch:
 		xl = "batch size, rows per request"
 	}
 	var charts []LineChart
-	if batch {
+	switch {
+	case threads:
+		charts = append(charts, LineChart{Title: "Throughput by thread count", XLabel: xl, YLabel: "req/s",
+			Series:  []Series{stepSeries(steps, "req/s", func(s report.Step) float64 { return nan(s.AchievedPerSec) })},
+			Y2Label: "log MB/s", Series2: []Series{stepSeries(steps, "log MB/s", func(s report.Step) float64 { return nan(s.LogMBPerSec) })}})
+	case batch:
 		charts = append(charts, LineChart{Title: "Throughput by batch size", XLabel: xl, YLabel: "rows/s",
 			Series:  []Series{stepSeries(steps, "rows/s", func(s report.Step) float64 { return nan(s.RowsPerSec) })},
 			Y2Label: "log MB/s", Series2: []Series{stepSeries(steps, "log MB/s", func(s report.Step) float64 { return nan(s.LogMBPerSec) })}})
-	} else {
+	default:
 		charts = append(charts, LineChart{Title: "Requested vs achieved rate (LT)", XLabel: xl, YLabel: "req/s",
 			Series: []Series{
 				stepSeries(steps, "requested", func(s report.Step) float64 { return s.Rate }),
@@ -837,7 +856,10 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 			Y2Label: "log MB/s", Series2: []Series{stepSeries(steps, "log MB/s", func(s report.Step) float64 { return nan(s.LogMBPerSec) })}})
 	}
 	latTitle := "Latency by step"
-	if batch {
+	switch {
+	case threads:
+		latTitle = "Latency by thread count"
+	case batch:
 		latTitle = "Latency by batch size"
 	}
 	charts = append(charts, LineChart{Title: latTitle, XLabel: xl, YLabel: "ms", Series: []Series{
@@ -966,6 +988,28 @@ func batchTable(steps []report.Step) *Table {
 	return t
 }
 
+// threadsTable is the table of a thread-count ramp: closed-loop steps,
+// each with its requests/s against the first step's.
+func threadsTable(steps []report.Step) *Table {
+	t := &Table{Caption: "One closed-loop run per thread count (scale = req/s ÷ the first step's; per thread = scale ÷ the threads' ratio, 100% = linear; CPU µs = the server's per request)",
+		Head:  []string{"step", "threads", "req/s", "scale", "per thread", "rows/s", "MB/min", "log MB/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs", "failed", "verdict"},
+		Align: "rrrrrrrrrrrrrl"}
+	for i, s := range steps {
+		lat := latencyCells(s.LatencyMs)
+		scale, per := report.ThreadScaling(steps, i)
+		bn := "n/a"
+		if s.Verdict != nil {
+			bn = s.Verdict.Bottleneck
+			if near := report.NearestRules(s.Verdict); near != "" {
+				bn += " (nearest: " + near + ")"
+			}
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Threads), opt(s.AchievedPerSec), scale, per, opt(s.RowsPerSec), opt(s.MBPerMin),
+			opt(s.LogMBPerSec), lat[0], lat[2], lat[3], opt(s.Costs.CPUusPerOp), strconv.FormatInt(s.Failed, 10), bn})
+	}
+	return t
+}
+
 // withSD appends "± sd" to a figure when repeats give its spread.
 func withSD(text string, st *report.Stat) string {
 	if st == nil || st.StdDev == nil || text == "n/a" {
@@ -1030,7 +1074,7 @@ func glance(r *report.Result) string {
 			}
 			parts = append(parts, "transient failures at "+where+", passed when run again")
 		}
-	} else if len(r.Steps) > 1 && !isBatch(r.Steps) {
+	} else if len(r.Steps) > 1 && !isBatch(r.Steps) && !isThreads(r.Steps) {
 		// A ramp: its overall averages mix the steps; say how far it kept up.
 		if v := maxSustained(r.Steps); v != nil {
 			parts = append(parts, "kept up to "+rate(*v)+" req/s")

@@ -145,7 +145,7 @@ func nanCell(v float64) string {
 }
 
 func stepRows(r *report.Result) [][]string {
-	head := []string{"step", "rate", "batch", "achieved_per_sec", "achieved_pct", "scheduled", "completed", "late", "late_pct", "failed", "rows_per_sec", "mb_per_min"}
+	head := []string{"step", "rate", "batch", "threads", "achieved_per_sec", "achieved_pct", "scheduled", "completed", "late", "late_pct", "failed", "rows_per_sec", "mb_per_min"}
 	head = append(head, latHead...)
 	head = append(head, "log_mb_per_sec", "log_syncs_per_sec", "data_iops", "log_bytes_per_op", "log_syncs_per_op", "log_bytes_per_data_byte", "client_cpu_pct_of_cores", "saturated", "bottleneck",
 		"service_mean_ms", "service_p99_ms", "fsyncs_per_sec")
@@ -155,7 +155,7 @@ func stepRows(r *report.Result) [][]string {
 		if s.Verdict != nil {
 			bn = s.Verdict.Bottleneck
 		}
-		row := []string{strconv.Itoa(s.Index + 1), fcell(s.Rate), intRef(s.Batch), cell(s.AchievedPerSec), cell(s.AchievedPct),
+		row := []string{strconv.Itoa(s.Index + 1), fcell(s.Rate), intRef(s.Batch), intRef(s.Threads), cell(s.AchievedPerSec), cell(s.AchievedPct),
 			strconv.FormatInt(s.Scheduled, 10), strconv.FormatInt(s.Completed, 10), strconv.FormatInt(s.Late, 10), cell(s.LatePct),
 			strconv.FormatInt(s.Failed, 10), cell(s.RowsPerSec), cell(s.MBPerMin)}
 		row = append(row, latCells(s.LatencyMs)...)

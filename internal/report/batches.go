@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/target"
+	"github.com/ceiling-db/ceiling/internal/workload"
 )
 
 // BuildBatches assembles the result of a bulk-load batch-size ramp: runs[i]
@@ -19,8 +21,28 @@ import (
 // entry per batch size (Step.Batch set); intervals follow each other, each
 // tagged with its step. p.Load is the load of one step.
 func BuildBatches(p Params, batches []int, runs []*runner.Result) (*Result, error) {
-	if len(runs) == 0 || len(runs) > len(batches) {
-		return nil, fmt.Errorf("batch ramp: %d runs for %d batch sizes", len(runs), len(batches))
+	return buildSweep(p, sweepBatch, batches, runs)
+}
+
+// BuildThreads assembles the result of a thread-count ramp (run
+// --threads-ramp): runs[i] is one closed-loop run with threads[i] workers,
+// one after the other on the same data, like BuildBatches' (Step.Threads
+// set). p.Load is the load of one step, its Threads the most of them.
+func BuildThreads(p Params, threads []int, runs []*runner.Result) (*Result, error) {
+	return buildSweep(p, sweepThreads, threads, runs)
+}
+
+// A closed-loop sweep varies one thing from step to step.
+type sweepKind int
+
+const (
+	sweepBatch   sweepKind = iota // rows per request (bulk-load --batches)
+	sweepThreads                  // workers (run --threads-ramp)
+)
+
+func buildSweep(p Params, kind sweepKind, vals []int, runs []*runner.Result) (*Result, error) {
+	if len(runs) == 0 || len(runs) > len(vals) {
+		return nil, fmt.Errorf("closed-loop ramp: %d runs for %d steps", len(runs), len(vals))
 	}
 	merged := combine(runs, true)
 	var off time.Duration
@@ -47,10 +69,20 @@ func BuildBatches(p Params, batches []int, runs []*runner.Result) (*Result, erro
 	}
 	var total float64
 	for i, r := range runs {
-		res.Steps = append(res.Steps, batchStep(i, batches[i], r, p.Cores))
+		s := sweepStep(p, i, r)
+		v := vals[i]
+		if kind == sweepThreads {
+			s.Threads = &v
+		} else {
+			s.Batch = &v
+			if r.Evidence != nil {
+				s.LogBytesPerDataByte = LogRatio(r.Evidence.Counters, r.Total.Total().Bytes)
+			}
+		}
+		res.Steps = append(res.Steps, s)
 		total += r.Elapsed.Seconds()
 	}
-	batchVerdicts(p, res, runs)
+	sweepVerdicts(p, kind, res, runs)
 	res.Load.DurationS = f64(total)
 	if p.Load.Duration > 0 {
 		res.Load.StepS = f64(p.Load.Duration.Seconds())
@@ -63,23 +95,34 @@ func BuildBatches(p Params, batches []int, runs []*runner.Result) (*Result, erro
 	return res, nil
 }
 
-// batchVerdicts diagnoses each batch size's closed-loop run on its own
-// (the merged figures mix batch sizes: a request of 1 row and one of 4,096
-// averaged into one req/s), and gives the run the verdict of the batch
-// size that loaded the most MB/min, the load at its best, saying so.
-func batchVerdicts(p Params, res *Result, runs []*runner.Result) {
+// sweepVerdicts diagnoses each step's closed-loop run on its own (the
+// merged figures mix batch sizes or thread counts: a request of 1 row and
+// one of 4,096 averaged into one req/s), and gives the run the verdict of
+// the step that did the most (MB/min loaded, or requests/s with threads),
+// the load at its best, saying so.
+func sweepVerdicts(p Params, kind sweepKind, res *Result, runs []*runner.Result) {
 	best := -1
+	score := func(s Step) *float64 {
+		if kind == sweepThreads {
+			return s.AchievedPerSec
+		}
+		return s.MBPerMin
+	}
 	for i, r := range runs {
 		s := &res.Steps[i]
 		if s.Completed == 0 {
 			continue
 		}
-		one, err := Build(p, r)
-		if err != nil || one.Verdict == nil {
+		one := p
+		if s.Threads != nil {
+			one.Load.Threads = *s.Threads
+		}
+		b, err := Build(one, r)
+		if err != nil || b.Verdict == nil {
 			continue
 		}
-		s.Verdict = one.Verdict
-		if s.MBPerMin != nil && (best < 0 || *s.MBPerMin > *res.Steps[best].MBPerMin) {
+		s.Verdict = b.Verdict
+		if score(*s) != nil && (best < 0 || *score(*s) > *score(res.Steps[best])) {
 			best = i
 		}
 	}
@@ -88,18 +131,24 @@ func batchVerdicts(p Params, res *Result, runs []*runner.Result) {
 	}
 	s := res.Steps[best]
 	v := *s.Verdict
-	v.Evidence = append(append([]string{}, v.Evidence...),
-		fmt.Sprintf("from the %d-row batches, the size that loaded the most (%s MB/min)", *s.Batch, strconv.FormatFloat(*s.MBPerMin, 'f', 1, 64)))
+	var from string
+	if kind == sweepBatch {
+		from = fmt.Sprintf("from the %d-row batches, the size that loaded the most (%s MB/min)", *s.Batch, strconv.FormatFloat(*s.MBPerMin, 'f', 1, 64))
+	} else {
+		from = fmt.Sprintf("from the step at %s, the count that did the most requests/s (%s)", diagnose.Threads(*s.Threads), strconv.FormatFloat(*s.AchievedPerSec, 'f', 1, 64))
+	}
+	v.Evidence = append(append([]string{}, v.Evidence...), from)
 	res.Verdict = &v
 }
 
-// batchStep builds the step of one batch size from its closed-loop run.
-func batchStep(i, batch int, r *runner.Result, cores int) Step {
+// sweepStep builds the step of one closed-loop run of a sweep (the caller
+// sets what it varies), with the workload's figures over it (tpcc: NOPM).
+func sweepStep(p Params, i int, r *runner.Result) Step {
+	cores := p.Cores
 	el := r.Elapsed.Seconds()
 	tot := r.Total.Total()
-	b := batch
 	s := Step{
-		Index: i, Batch: &b, Completed: tot.Requests, Failed: tot.ErrorCount(), ErrorsByClass: map[string]int64{},
+		Index: i, Completed: tot.Requests, Failed: tot.ErrorCount(), ErrorsByClass: map[string]int64{},
 		DurationS: el, Partial: r.Partial, LatencyMs: metrics.LatencyOf(tot.Hist),
 	}
 	for _, c := range metrics.ErrClasses() {
@@ -110,7 +159,7 @@ func batchStep(i, batch int, r *runner.Result, cores int) Step {
 	if el > 0 {
 		s.AchievedPerSec = f64(perSec(tot.Requests, el))
 		s.RowsPerSec = f64(perSec(tot.Rows, el))
-		s.MBPerMin = f64(mbPerMin(tot.Bytes, el))
+		s.MBPerMin = mbRate(tot.Bytes, el, p.NoBytes)
 		if r.ClientCPUSeconds >= 0 && cores > 0 {
 			s.ClientCPUPct = f64(100 * r.ClientCPUSeconds / el / float64(cores))
 		}
@@ -118,7 +167,15 @@ func batchStep(i, batch int, r *runner.Result, cores int) Step {
 	s.LogMBPerSec, s.LogSyncsPerSec, s.DataIOPS = ioRates(r.Evidence)
 	if r.Evidence != nil {
 		s.Costs = costsOf(r.Evidence.Counters, tot.Requests)
-		s.LogBytesPerDataByte = LogRatio(r.Evidence.Counters, tot.Bytes)
+	}
+	if p.Figures != nil && r.Observed != nil && el > 0 {
+		sp := workload.Span{Seconds: el, Delta: r.Observed}
+		if r.Evidence != nil {
+			sp.Server = r.Evidence.Counters
+		}
+		if f := p.Figures(sp); len(f) > 0 {
+			s.Figures = f
+		}
 	}
 	return s
 }
@@ -139,28 +196,80 @@ func printBatches(w io.Writer, steps []Step) {
 	fmt.Fprintf(w, "%8s %9s %11s %10s %10s %9s %9s %10s %8s\n",
 		"batch", "req/s", "rows/s", "MB/min", "log MB/s", "log/data", "p50 ms", "p99 ms", "failed")
 	for _, s := range steps {
-		lat := func(f func() float64) string {
-			if s.LatencyMs == nil {
-				return "n/a"
-			}
-			return fmt.Sprintf("%.3f", f())
-		}
 		flag := ""
 		if s.Partial {
 			flag = "partial"
 		}
 		line := fmt.Sprintf("%8d %9s %11s %10s %10s %9s %9s %10s %8d %7s", *s.Batch,
 			opt(s.AchievedPerSec, "%.1f"), opt(s.RowsPerSec, "%.0f"), opt(s.MBPerMin, "%.2f"), opt(s.LogMBPerSec, "%.2f"),
-			opt(s.LogBytesPerDataByte, "%.2f"), lat(func() float64 { return s.LatencyMs.P50 }), lat(func() float64 { return s.LatencyMs.P99 }),
+			opt(s.LogBytesPerDataByte, "%.2f"), latMs(s.LatencyMs, p50), latMs(s.LatencyMs, p99),
 			s.Failed, flag)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "  log/data = log bytes written by the server ÷ data bytes loaded (by SQL type sizes); n/a = not measured.")
+	printSweepVerdicts(w, "verdict per batch size", steps, func(s Step) int { return *s.Batch })
+}
+
+// printSweepVerdicts prints the verdicts of a closed-loop ramp's steps,
+// each labelled with what the ramp varies (value).
+func printSweepVerdicts(w io.Writer, title string, steps []Step, value func(Step) int) {
 	var vs []verdictRow
 	for _, s := range steps {
 		if s.Verdict != nil {
-			vs = append(vs, verdictRow{label: strconv.Itoa(*s.Batch), v: s.Verdict})
+			vs = append(vs, verdictRow{label: strconv.Itoa(value(s)), v: s.Verdict})
 		}
 	}
-	printVerdicts(w, "verdict per batch size", vs)
+	printVerdicts(w, title, vs)
+}
+
+func p50(l *metrics.Latency) float64 { return l.P50 }
+func p99(l *metrics.Latency) float64 { return l.P99 }
+
+// latMs prints one latency figure of l in ms, "n/a" without l.
+func latMs(l *metrics.Latency, f func(*metrics.Latency) float64) string {
+	if l == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", f(l))
+}
+
+// ThreadScaling is step i's requests/s against the first measured step's
+// of a thread ramp ("×1.93") and that per thread ("97%": 100% is linear
+// scaling); "n/a" without rates.
+func ThreadScaling(steps []Step, i int) (scale, perThread string) {
+	s := steps[i]
+	for _, first := range steps {
+		if first.AchievedPerSec == nil || *first.AchievedPerSec <= 0 {
+			continue
+		}
+		if s.AchievedPerSec == nil || s.Threads == nil || first.Threads == nil {
+			break
+		}
+		x := *s.AchievedPerSec / *first.AchievedPerSec
+		return fmt.Sprintf("×%.2f", x), fmt.Sprintf("%.0f%%", 100*x*float64(*first.Threads)/float64(*s.Threads))
+	}
+	return "n/a", "n/a"
+}
+
+// printThreads prints one line per thread count of a thread ramp, with
+// each step's requests/s against the first step's (scale) and against
+// the first step's per thread (efficiency: 100% = linear scaling).
+func printThreads(w io.Writer, steps []Step) {
+	fmt.Fprintf(w, "\nthread-count steps (closed loop; scale = req/s ÷ the first step's; per thread = scale ÷ threads ratio)\n")
+	fmt.Fprintf(w, "%8s %10s %7s %10s %11s %10s %10s %9s %9s %9s %8s\n",
+		"threads", "req/s", "scale", "per thread", "rows/s", "MB/min", "log MB/s", "p50 ms", "p99 ms", "CPU µs", "failed")
+	for i, s := range steps {
+		scale, per := ThreadScaling(steps, i)
+		flag := ""
+		if s.Partial {
+			flag = "partial"
+		}
+		line := fmt.Sprintf("%8d %10s %7s %10s %11s %10s %10s %9s %9s %9s %8d %7s", *s.Threads,
+			opt(s.AchievedPerSec, "%.1f"), scale, per, opt(s.RowsPerSec, "%.0f"), opt(s.MBPerMin, "%.2f"), opt(s.LogMBPerSec, "%.2f"),
+			latMs(s.LatencyMs, p50), latMs(s.LatencyMs, p99), opt(s.Costs.CPUusPerOp, "%.0f"),
+			s.Failed, flag)
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	fmt.Fprintln(w, "  CPU µs = the server's CPU per request (n/a where not measured).")
+	printSweepVerdicts(w, "verdict per thread count", steps, func(s Step) int { return *s.Threads })
 }

@@ -450,6 +450,8 @@ func MixedRatesNote(r *Result) string {
 		what, one = "probes", "probe"
 	case r.Steps[0].Batch != nil:
 		what, one, together = "batch sizes", "batch size", "runs together"
+	case r.Steps[0].Threads != nil:
+		what, one, together = "thread counts", "thread count", "runs together"
 	}
 	return fmt.Sprintf("the summary puts the %d %s' %s: each %s's own figures are in the %s' table", len(r.Steps), what, together, one, what)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/runner"
 	"github.com/ceiling-db/ceiling/internal/workload"
 )
@@ -195,7 +196,11 @@ func writeFigures(w io.Writer, r *Result) {
 		var parts []string
 		for _, st := range r.Steps {
 			if v, ok := st.Figures["nopm"]; ok {
-				parts = append(parts, fmt.Sprintf("%s/s: %.0f", strconv.FormatFloat(st.Rate, 'f', -1, 64), v))
+				at := strconv.FormatFloat(st.Rate, 'f', -1, 64) + "/s"
+				if st.Threads != nil {
+					at = diagnose.Threads(*st.Threads)
+				}
+				parts = append(parts, fmt.Sprintf("%s: %.0f", at, v))
 			}
 		}
 		if len(parts) > 0 {

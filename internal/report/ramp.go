@@ -30,6 +30,10 @@ func PrintRamp(w io.Writer, r *Result) {
 		printBatches(w, r.Steps)
 		return
 	}
+	if r.Steps[0].Threads != nil {
+		printThreads(w, r.Steps)
+		return
+	}
 	rows := make([]rampRow, len(r.Steps))
 	for i, st := range r.Steps {
 		rows[i] = rampRow{label: strconv.Itoa(i + 1), step: st}

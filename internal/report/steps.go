@@ -68,6 +68,9 @@ type Step struct {
 	// (--batches): such steps are closed loop, so Rate is 0 and the
 	// achieved rate is what the workers did. Absent for rate steps.
 	Batch *int `json:"batch,omitempty"`
+	// Threads is the workers of a thread-count step (run --threads-ramp),
+	// closed loop like a batch step. Absent for other steps.
+	Threads *int `json:"threads,omitempty"`
 	// LogBytesPerDataByte is the server's log bytes over the data bytes
 	// loaded (batch steps); absent when either was not measured.
 	LogBytesPerDataByte *float64 `json:"log_bytes_per_data_byte,omitempty"`
