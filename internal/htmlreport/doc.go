@@ -195,6 +195,13 @@ func Describe(r *report.Result) string {
 	if r.Load.Threads != 1 {
 		s += "s"
 	}
+	if isThreads(r.Steps) { // a thread ramp: its counts
+		var n []string
+		for _, st := range r.Steps {
+			n = append(n, strconv.Itoa(*st.Threads))
+		}
+		s = fmt.Sprintf("%s on %s %s, %s threads (a step each)", r.Workload.Name, r.Target.Engine, r.Target.Version, strings.Join(n, ", "))
+	}
 	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
 		s += fmt.Sprintf(" over %d shards (merged)", sh.N)
 	} else if sh != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -135,7 +136,7 @@ func sweepVerdicts(p Params, kind sweepKind, res *Result, runs []*runner.Result)
 	if kind == sweepBatch {
 		from = fmt.Sprintf("from the %d-row batches, the size that loaded the most (%s MB/min)", *s.Batch, strconv.FormatFloat(*s.MBPerMin, 'f', 1, 64))
 	} else {
-		from = fmt.Sprintf("from the step at %s, the count that did the most requests/s (%s)", diagnose.Threads(*s.Threads), strconv.FormatFloat(*s.AchievedPerSec, 'f', 1, 64))
+		from = fmt.Sprintf("from the step at %s, the count that did the most requests/s (%s)", diagnose.Threads(*s.Threads), diagnose.Thousands(math.Round(*s.AchievedPerSec)))
 	}
 	v.Evidence = append(append([]string{}, v.Evidence...), from)
 	res.Verdict = &v
