@@ -581,6 +581,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, spreadNote(c))
+	if st := c.StepTable(); st != nil {
+		fmt.Fprintln(w, "\nstep by step (matched by thread count, batch size or requested rate):")
+		writeColumns(w, st)
+	}
 	if len(c.Checks) > 0 {
 		fmt.Fprintln(w, "\nprediction vs measurement:")
 		for _, ch := range c.Checks {
@@ -588,6 +592,121 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// stepKey is what a step of a ramp is matched by across results: its
+// thread count, batch size or requested rate, with its label ("4
+// threads", "100 rows", "200/s"); "" for a knee probe (knees have their
+// own answer).
+func stepKey(r *report.Result, s report.Step) (key, label string) {
+	switch {
+	case r.Knee != nil:
+		return "", ""
+	case s.Threads != nil:
+		return "threads:" + strconv.Itoa(*s.Threads), diagnose.Threads(*s.Threads)
+	case s.Batch != nil:
+		return "batch:" + strconv.Itoa(*s.Batch), strconv.Itoa(*s.Batch) + " rows"
+	}
+	return "rate:" + rate(s.Rate), rate(s.Rate) + "/s"
+}
+
+// StepTable compares ramps step by step: one row per step of the
+// baseline (matched by thread count, batch size or requested rate), each
+// result's achieved req/s and p99 with its change against the baseline,
+// and its verdict. Nil unless the baseline and another result both have
+// steps of the same kind.
+func (c *Comparison) StepTable() [][]string {
+	base := c.Inputs[0].Result
+	if len(base.Steps) < 2 {
+		return nil
+	}
+	index := make([]map[string]report.Step, len(c.Inputs))
+	matched := false
+	for i, in := range c.Inputs {
+		index[i] = map[string]report.Step{}
+		for _, s := range in.Result.Steps {
+			if k, _ := stepKey(in.Result, s); k != "" {
+				if _, dup := index[i][k]; !dup { // a rate run twice: its first run
+					index[i][k] = s
+				}
+			}
+		}
+		if i > 0 {
+			for k := range index[i] {
+				if _, ok := index[0][k]; ok {
+					matched = true
+				}
+			}
+		}
+	}
+	if !matched {
+		return nil
+	}
+	head := []string{"step", Label(0) + " req/s", Label(0) + " p99 ms"}
+	for i := 1; i < len(c.Inputs); i++ {
+		l := Label(i)
+		head = append(head, l+" req/s", l+"/"+Label(0), l+" p99 ms", l+"/"+Label(0))
+	}
+	head = append(head, "verdicts")
+	rows := [][]string{head}
+	p99 := func(s report.Step) *float64 {
+		if s.LatencyMs == nil {
+			return nil
+		}
+		return f64(s.LatencyMs.P99)
+	}
+	ratio := func(a, b *float64) string {
+		if a == nil || b == nil || *a <= 0 {
+			return "n/a"
+		}
+		return changeText(f64(*b / *a))
+	}
+	seen := map[string]bool{}
+	for _, bs := range base.Steps {
+		k, label := stepKey(base, bs)
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		row := []string{label, optText(bs.AchievedPerSec), fixedMs(p99(bs))}
+		var verdicts []string
+		add := func(i int, s report.Step, ok bool) {
+			v := "n/a"
+			if ok && s.Verdict != nil {
+				v = s.Verdict.Bottleneck
+			}
+			verdicts = append(verdicts, Label(i)+" "+v)
+		}
+		add(0, bs, true)
+		for i := 1; i < len(c.Inputs); i++ {
+			s, ok := index[i][k]
+			if !ok {
+				row = append(row, "n/a", "n/a", "n/a", "n/a")
+				add(i, s, false)
+				continue
+			}
+			row = append(row, optText(s.AchievedPerSec), ratio(bs.AchievedPerSec, s.AchievedPerSec), fixedMs(p99(s)), ratio(p99(bs), p99(s)))
+			add(i, s, true)
+		}
+		rows = append(rows, append(row, strings.Join(verdicts, ", ")))
+	}
+	return rows
+}
+
+// optText prints a rate with thousands separators, "n/a" without one.
+func optText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return diagnose.Thousands(math.Round(*v))
+}
+
+// fixedMs prints a latency in ms, "n/a" without one.
+func fixedMs(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*v, 'f', 3, 64)
 }
 
 func spreadNote(c *Comparison) string {
@@ -691,6 +810,10 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 		marks = append(marks, m)
 	}
 	blocks = append(blocks, Block{Table: &Table{Caption: "Side by side", Head: head, Rows: rows, Marks: marks}}, Block{Note: spreadNote(c)})
+	if st := c.StepTable(); st != nil {
+		blocks = append(blocks, Block{Table: &Table{Caption: "Step by step (matched by thread count, batch size or requested rate; the baseline's steps)",
+			Head: st[0], Rows: st[1:], Align: "l" + strings.Repeat("r", len(st[0])-2) + "l"}})
+	}
 
 	// The appendix-like table: one column per result, mean and spread
 	// (not across different workloads: a mean of unlike figures means

@@ -32,6 +32,7 @@ const (
 	fxRampRep = "testdata/ramp-repeat.json" // --rates 500:2000:x2 --step 2s --repeat 2
 	fxTPCC    = "testdata/tpcc-pg.json"     // tpcc on PostgreSQL with --isolate 2s
 	fxKnee    = "testdata/knee-mysql.json"  // knee on MariaDB, 20-80/s, with one stall (a table lock) at 40/s
+	fxThreads = "testdata/threads.json"     // --threads-ramp 1,2,4 --step 2s, durability full
 )
 
 func load(t *testing.T, paths ...string) []Input {
@@ -116,6 +117,8 @@ var cases = []struct {
 	{"repeat", []string{fxRepeat}, []string{"Throughput", "Requests/s by run", "p99 latency by run"}},
 	{"pg", []string{fxPG}, []string{"Throughput", "Log writes", "CPU", "Wait categories"}},
 	{"batches", []string{fxBatches}, []string{"Throughput by batch size", "Latency by batch size", "Log writes"}},
+	{"threads", []string{fxThreads}, []string{"Throughput by thread count", "Latency by thread count", "Log writes"}},
+	{"threads-vs-ramp", []string{fxThreads, fxRamp}, []string{"req/s by result"}},
 	{"ramp-repeat", []string{fxRampRep}, []string{"Requested vs achieved rate (LT)", "Requests/s by run"}},
 	{"knee", []string{fxKnee}, []string{"Requested vs achieved rate (LT)", "Latency by step", "Log device vda"}},
 	{"multi", []string{fxFull, fxRelaxed, fxRepeat}, []string{"req/s by result", "p99 ms by result", "log syncs/req by result"}},
@@ -664,6 +667,41 @@ func TestCompareKnee(t *testing.T) {
 			if strings.HasPrefix(r.Key, "knee") {
 				t.Errorf("row %q without a knee result", r.Key)
 			}
+		}
+	}
+}
+
+// TestCompareSteps: two ramps compare step by step, matched by thread
+// count or requested rate, with each step's change; results without
+// steps of a kind both have get no step table.
+func TestCompareSteps(t *testing.T) {
+	ins := load(t, fxThreads, fxThreads)
+	for i := range ins[1].Result.Steps {
+		s := &ins[1].Result.Steps[i]
+		v := 2 * *s.AchievedPerSec
+		s.AchievedPerSec = &v
+	}
+	ins[1].Result.Steps = ins[1].Result.Steps[:2] // B stopped after 2 threads
+	st := Compare(ins).StepTable()
+	if len(st) != 4 || st[1][0] != "1 thread" || st[2][0] != "2 threads" || st[3][0] != "4 threads" {
+		t.Fatalf("step table %q: want a row per thread count of A", st)
+	}
+	if st[1][4] != "×2.00" || st[2][4] != "×2.00" || st[3][3] != "n/a" || st[1][6] != "=" {
+		t.Errorf("step table %q: want B/A ×2.00 at 1 and 2 threads, n/a at 4, p99 unchanged", st)
+	}
+	var out strings.Builder
+	if err := Compare(ins).WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "step by step (matched by thread count, batch size or requested rate):") {
+		t.Errorf("no step table in the text:\n%s", out.String())
+	}
+	if st := Compare(load(t, fxRamp, fxRamp)).StepTable(); len(st) < 3 || !strings.HasSuffix(st[1][0], "/s") || st[1][4] != "=" {
+		t.Errorf("ramp vs itself: %q, want rate rows, unchanged", st)
+	}
+	for _, pair := range [][]string{{fxFull, fxRelaxed}, {fxThreads, fxRamp}, {fxKnee, fxKnee}} {
+		if st := Compare(load(t, pair...)).StepTable(); st != nil {
+			t.Errorf("%v: step table %q, want none", pair, st)
 		}
 	}
 }
