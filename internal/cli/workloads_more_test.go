@@ -321,7 +321,7 @@ func TestThreadsRamp(t *testing.T) {
 		if r.Verdict == nil || r.Verdict.Bottleneck != r.Steps[best].Verdict.Bottleneck || !strings.Contains(strings.Join(r.Verdict.Evidence, "|"), want) {
 			t.Errorf("run verdict %+v, want step %d's, saying %q", r.Verdict, best+1, want)
 		}
-		for _, s := range []string{"thread-count steps", "verdict per thread count:", "\n-- 1 thread\n", "\n-- 3 threads\n"} {
+		for _, s := range []string{"thread-count steps", "verdict per thread count:", "\n-- 1 thread\n", "\n-- 3 threads\n", ", 1, 3 threads (a step each), durability"} {
 			if !strings.Contains(out, s) {
 				t.Errorf("output lacks %q:\n%s", s, out)
 			}

@@ -195,12 +195,8 @@ func Describe(r *report.Result) string {
 	if r.Load.Threads != 1 {
 		s += "s"
 	}
-	if isThreads(r.Steps) { // a thread ramp: its counts
-		var n []string
-		for _, st := range r.Steps {
-			n = append(n, strconv.Itoa(*st.Threads))
-		}
-		s = fmt.Sprintf("%s on %s %s, %s threads (a step each)", r.Workload.Name, r.Target.Engine, r.Target.Version, strings.Join(n, ", "))
+	if tr := report.ThreadCounts(r.Steps); tr != "" {
+		s = fmt.Sprintf("%s on %s %s, %s", r.Workload.Name, r.Target.Engine, r.Target.Version, tr)
 	}
 	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
 		s += fmt.Sprintf(" over %d shards (merged)", sh.N)

@@ -54,6 +54,19 @@ func FilesNA(files []File) string {
 	return strings.Join(out, "; ")
 }
 
+// ThreadCounts lists a thread ramp's counts, "1, 2, 4 threads (a step
+// each)"; "" for other results.
+func ThreadCounts(steps []Step) string {
+	if len(steps) == 0 || steps[0].Threads == nil {
+		return ""
+	}
+	n := make([]string, len(steps))
+	for i, st := range steps {
+		n[i] = strconv.Itoa(*st.Threads)
+	}
+	return strings.Join(n, ", ") + " threads (a step each)"
+}
+
 // TouchedFiles are the files read, written or synced in the measured
 // phase; the others were open but idle.
 func TouchedFiles(files []File) []File {
@@ -275,6 +288,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	}
 	fmt.Fprintf(w, "\n== %s on %s %s — %s, %.1fs measured%s\n", r.Workload.Name, r.Target.Engine, r.Target.Version, state, s.ElapsedS, runs)
 	threads := diagnose.Threads(r.Load.Threads)
+	if tr := ThreadCounts(r.Steps); tr != "" {
+		threads = tr
+	}
 	if sh := r.Load.Shard; sh != nil && sh.I < 0 {
 		threads += fmt.Sprintf(" over %d shards (merged)", sh.N)
 	} else if sh != nil {
