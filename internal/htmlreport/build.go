@@ -820,6 +820,9 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	switch {
 	case threads:
 		blocks = []Block{{Table: threadsTable(steps)}}
+		if sum := report.ThreadsSummary(steps); sum != "" {
+			blocks = append(blocks, Block{Note: strings.ToUpper(sum[:1]) + sum[1:] + "."})
+		}
 	case batch:
 		blocks = []Block{{Table: batchTable(steps)}}
 	}

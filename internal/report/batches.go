@@ -252,6 +252,36 @@ func ThreadScaling(steps []Step, i int) (scale, perThread string) {
 	return "n/a", "n/a"
 }
 
+// ThreadsSummary answers a thread ramp in one line: the count that did
+// the most requests/s, and the fewest threads that did 90% of that ("most
+// requests/s: 22,200 at 16 threads; 90% of it from 8 threads (18,955)"),
+// "" without rates.
+func ThreadsSummary(steps []Step) string {
+	best := -1
+	for i, s := range steps {
+		if s.Threads != nil && s.AchievedPerSec != nil && (best < 0 || *s.AchievedPerSec > *steps[best].AchievedPerSec) {
+			best = i
+		}
+	}
+	if best < 0 || *steps[best].AchievedPerSec <= 0 {
+		return ""
+	}
+	b := steps[best]
+	out := fmt.Sprintf("most requests/s: %s at %s", diagnose.Thousands(math.Round(*b.AchievedPerSec)), diagnose.Threads(*b.Threads))
+	enough := -1
+	for i, s := range steps {
+		if s.Threads != nil && s.AchievedPerSec != nil && *s.AchievedPerSec >= 0.9**b.AchievedPerSec &&
+			(enough < 0 || *s.Threads < *steps[enough].Threads) {
+			enough = i
+		}
+	}
+	if enough >= 0 && *steps[enough].Threads < *b.Threads {
+		e := steps[enough]
+		out += fmt.Sprintf("; 90%% of it from %s (%s)", diagnose.Threads(*e.Threads), diagnose.Thousands(math.Round(*e.AchievedPerSec)))
+	}
+	return out
+}
+
 // printThreads prints one line per thread count of a thread ramp, with
 // each step's requests/s against the first step's (scale) and against
 // the first step's per thread (efficiency: 100% = linear scaling).
@@ -272,5 +302,8 @@ func printThreads(w io.Writer, steps []Step) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "  CPU µs = the server's CPU per request (n/a where not measured).")
+	if sum := ThreadsSummary(steps); sum != "" {
+		fmt.Fprintf(w, "  %s\n", sum)
+	}
 	printSweepVerdicts(w, "verdict per thread count", steps, func(s Step) int { return *s.Threads })
 }

@@ -121,3 +121,20 @@ func TestWaitEventsLine(t *testing.T) {
 		t.Errorf("WaitEventsLine = %q, want %q", got, want)
 	}
 }
+
+// TestThreadsSummary: the count with the most requests/s, and the fewest
+// threads that did 90% of it.
+func TestThreadsSummary(t *testing.T) {
+	step := func(n int, rps float64) Step { return Step{Threads: &n, AchievedPerSec: &rps} }
+	steps := []Step{step(1, 6402), step(2, 6740), step(4, 12749), step(8, 18955), step(16, 22199)}
+	if got, want := ThreadsSummary(steps), "most requests/s: 22,199 at 16 threads"; got != want {
+		t.Errorf("ThreadsSummary = %q, want %q (8 threads did 85%%)", got, want)
+	}
+	steps[3] = step(8, 20500)
+	if got, want := ThreadsSummary(steps), "most requests/s: 22,199 at 16 threads; 90% of it from 8 threads (20,500)"; got != want {
+		t.Errorf("ThreadsSummary = %q, want %q", got, want)
+	}
+	if got := ThreadsSummary([]Step{{Rate: 100}}); got != "" {
+		t.Errorf("a rate step: %q", got)
+	}
+}
