@@ -222,6 +222,11 @@ type Summary struct {
 	// met the SLO) and the SLO with its implied terms; null otherwise.
 	KneeRate *float64 `json:"knee_rate"`
 	KneeSLO  *string  `json:"knee_slo"`
+	// PeakThreads and PeakRequestsPerSec are, for a thread ramp, the
+	// thread count that did the most requests/s and that rate; absent
+	// otherwise.
+	PeakThreads        *int     `json:"peak_threads,omitempty"`
+	PeakRequestsPerSec *float64 `json:"peak_requests_per_sec,omitempty"`
 }
 
 // SummarySuggestion is a verdict's suggestion with its predicted gain.
@@ -250,6 +255,11 @@ func Summaries(ins []Input) []Summary {
 			}
 		}
 		s.MaxSustainedRate = maxSustained(r.Steps)
+		for _, st := range r.Steps {
+			if st.Threads != nil && st.AchievedPerSec != nil && (s.PeakRequestsPerSec == nil || *st.AchievedPerSec > *s.PeakRequestsPerSec) {
+				s.PeakThreads, s.PeakRequestsPerSec = st.Threads, st.AchievedPerSec
+			}
+		}
 		if k := r.Knee; k != nil {
 			// A knee search's probes are not a ramp: a transient failure
 			// is no ceiling, and its answer is the knee.

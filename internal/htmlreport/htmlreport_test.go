@@ -443,6 +443,20 @@ func TestSummaries(t *testing.T) {
 	if k.KneeRate == nil || *k.KneeRate != 80 || k.KneeSLO == nil || *k.KneeSLO != "p99<300ms,late<1%,errors<1%" || k.MaxSustainedRate != nil {
 		t.Errorf("knee summary: rate %v slo %v max sustained %v", k.KneeRate, k.KneeSLO, k.MaxSustainedRate)
 	}
+	if s[0].PeakThreads != nil || bytes.Contains(b, []byte(`"peak_threads"`)) {
+		t.Errorf("peak_threads on results without a thread ramp: %s", b)
+	}
+	th := load(t, fxThreads)
+	ts := Summaries(th)[0]
+	best := th[0].Result.Steps[0]
+	for _, st := range th[0].Result.Steps {
+		if *st.AchievedPerSec > *best.AchievedPerSec {
+			best = st
+		}
+	}
+	if ts.PeakThreads == nil || *ts.PeakThreads != *best.Threads || *ts.PeakRequestsPerSec != *best.AchievedPerSec {
+		t.Errorf("thread ramp: peak %v threads at %v req/s, want %d at %v", ts.PeakThreads, ts.PeakRequestsPerSec, *best.Threads, *best.AchievedPerSec)
+	}
 }
 
 // TestWorkloadFiguresAndBatchSteps renders what other workloads add:
