@@ -201,7 +201,7 @@ func TestPerformanceSchemaDenied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { _ = db.Close() }) // after the user is dropped (cleanups run last first)
 	u, _ := url.Parse(dsn)
 	dbName := strings.TrimPrefix(u.Path, "/")
 	const acct = "'ceiling_t_nops'@'%'"
