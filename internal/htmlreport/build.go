@@ -997,6 +997,11 @@ func threadsTable(steps []report.Step) *Table {
 	t := &Table{Caption: "One closed-loop run per thread count (scale = req/s ÷ the first step's; per thread = scale ÷ the threads' ratio, 100% = linear; CPU µs = the server's per request)",
 		Head:  []string{"step", "threads", "req/s", "scale", "per thread", "rows/s", "MB/min", "log MB/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs", "failed", "verdict"},
 		Align: "rrrrrrrrrrrrrl"}
+	nopm := report.StepsHaveNOPM(steps) // TPC-C: new orders per minute by thread count, HammerDB's curve
+	if nopm {
+		t.Head = slices.Insert(t.Head, 5, "NOPM")
+		t.Align = "r" + t.Align
+	}
 	for i, s := range steps {
 		lat := latencyCells(s.LatencyMs)
 		scale, per := report.ThreadScaling(steps, i)
@@ -1007,8 +1012,12 @@ func threadsTable(steps []report.Step) *Table {
 				bn += " (nearest: " + near + ")"
 			}
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Threads), opt(s.AchievedPerSec), scale, per, opt(s.RowsPerSec), opt(s.MBPerMin),
-			opt(s.LogMBPerSec), lat[0], lat[2], lat[3], opt(s.Costs.CPUusPerOp), strconv.FormatInt(s.Failed, 10), bn})
+		row := []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Threads), opt(s.AchievedPerSec), scale, per}
+		if nopm {
+			row = append(row, report.StepNOPM(s))
+		}
+		t.Rows = append(t.Rows, append(row, opt(s.RowsPerSec), opt(s.MBPerMin),
+			opt(s.LogMBPerSec), lat[0], lat[2], lat[3], opt(s.Costs.CPUusPerOp), strconv.FormatInt(s.Failed, 10), bn))
 	}
 	return t
 }

@@ -685,6 +685,22 @@ func TestCompareKnee(t *testing.T) {
 	}
 }
 
+// TestThreadsNOPM: a TPC-C thread ramp's HTML step table has a NOPM
+// column; the fixture's single-insert ramp has none.
+func TestThreadsNOPM(t *testing.T) {
+	ins := load(t, fxThreads)
+	if html := renderHTML(t, ins); strings.Contains(html, "<th>NOPM</th>") {
+		t.Error("a NOPM column without TPC-C")
+	}
+	for i := range ins[0].Result.Steps {
+		ins[0].Result.Steps[i].Figures = map[string]float64{"nopm": 1000 * float64(i+1)}
+	}
+	html := renderHTML(t, ins)
+	if !strings.Contains(html, "<th>NOPM</th>") || !strings.Contains(html, "<td>3,000</td>") {
+		t.Error("no NOPM column with NOPM by step")
+	}
+}
+
 // TestCompareSteps: two ramps compare step by step, matched by thread
 // count or requested rate, with each step's change; results without
 // steps of a kind both have get no step table.

@@ -282,21 +282,47 @@ func ThreadsSummary(steps []Step) string {
 	return out
 }
 
+// StepsHaveNOPM says whether any step counted TPC-C's new orders.
+func StepsHaveNOPM(steps []Step) bool {
+	for _, s := range steps {
+		if _, ok := s.Figures["nopm"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// StepNOPM is a step's NOPM, "n/a" where it was not counted.
+func StepNOPM(s Step) string {
+	if v, ok := s.Figures["nopm"]; ok {
+		return diagnose.Thousands(math.Round(v))
+	}
+	return "n/a"
+}
+
 // printThreads prints one line per thread count of a thread ramp, with
 // each step's requests/s against the first step's (scale) and against
 // the first step's per thread (efficiency: 100% = linear scaling).
 func printThreads(w io.Writer, steps []Step) {
 	fmt.Fprintf(w, "\nthread-count steps (closed loop; scale = req/s ÷ the first step's; per thread = scale ÷ threads ratio)\n")
-	fmt.Fprintf(w, "%8s %10s %7s %10s %11s %10s %10s %9s %9s %9s %8s\n",
-		"threads", "req/s", "scale", "per thread", "rows/s", "MB/min", "log MB/s", "p50 ms", "p99 ms", "CPU µs", "failed")
+	nopm := StepsHaveNOPM(steps)
+	head := fmt.Sprintf("%8s %10s %7s %10s", "threads", "req/s", "scale", "per thread")
+	if nopm {
+		head += fmt.Sprintf(" %9s", "NOPM")
+	}
+	fmt.Fprintf(w, "%s %11s %10s %10s %9s %9s %9s %8s\n", head, "rows/s", "MB/min", "log MB/s", "p50 ms", "p99 ms", "CPU µs", "failed")
 	for i, s := range steps {
 		scale, per := ThreadScaling(steps, i)
 		flag := ""
 		if s.Partial {
 			flag = "partial"
 		}
-		line := fmt.Sprintf("%8d %10s %7s %10s %11s %10s %10s %9s %9s %9s %8d %7s", *s.Threads,
-			opt(s.AchievedPerSec, "%.1f"), scale, per, opt(s.RowsPerSec, "%.0f"), opt(s.MBPerMin, "%.2f"), opt(s.LogMBPerSec, "%.2f"),
+		line := fmt.Sprintf("%8d %10s %7s %10s", *s.Threads, opt(s.AchievedPerSec, "%.1f"), scale, per)
+		if nopm {
+			line += fmt.Sprintf(" %9s", StepNOPM(s))
+		}
+		line += fmt.Sprintf(" %11s %10s %10s %9s %9s %9s %8d %7s",
+			opt(s.RowsPerSec, "%.0f"), opt(s.MBPerMin, "%.2f"), opt(s.LogMBPerSec, "%.2f"),
 			latMs(s.LatencyMs, p50), latMs(s.LatencyMs, p99), opt(s.Costs.CPUusPerOp, "%.0f"),
 			s.Failed, flag)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))

@@ -138,3 +138,25 @@ func TestThreadsSummary(t *testing.T) {
 		t.Errorf("a rate step: %q", got)
 	}
 }
+
+// TestThreadsTableNOPM: a TPC-C thread ramp's table has NOPM by thread
+// count (HammerDB's curve); other workloads' tables have no such column.
+func TestThreadsTableNOPM(t *testing.T) {
+	step := func(n int, rps, nopm float64) Step {
+		s := Step{Threads: &n, AchievedPerSec: &rps}
+		if nopm > 0 {
+			s.Figures = map[string]float64{"nopm": nopm}
+		}
+		return s
+	}
+	var b strings.Builder
+	printThreads(&b, []Step{step(1, 220.4, 6207), step(4, 604.7, 16042)})
+	if !strings.Contains(b.String(), " NOPM ") || !strings.Contains(b.String(), "16,042") {
+		t.Errorf("TPC-C ramp without NOPM by thread count:\n%s", b.String())
+	}
+	b.Reset()
+	printThreads(&b, []Step{step(1, 6402, 0), step(2, 6740, 0)})
+	if strings.Contains(b.String(), "NOPM") {
+		t.Errorf("a NOPM column without TPC-C:\n%s", b.String())
+	}
+}
