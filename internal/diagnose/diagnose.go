@@ -37,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	names "github.com/ceiling-db/ceiling/internal/suggest" // "suggest" is this package's suggestion maker
 )
 
 // Bottleneck names (DESIGN.md section 7).
@@ -256,11 +258,7 @@ func lockTablesText(tables []TableShare) (text, hottest string) {
 	default:
 		parts = append(parts, fmt.Sprintf("%d more tables %.0f%%", n, 100*rest))
 	}
-	text = parts[0]
-	if len(parts) > 1 {
-		text = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-	}
-	return text, tables[0].Table
+	return names.AndList(parts), tables[0].Table
 }
 
 // Suggestion is one thing to try, with its predicted effect (nil: unknown).

@@ -255,10 +255,8 @@ func Summaries(ins []Input) []Summary {
 			}
 		}
 		s.MaxSustainedRate = maxSustained(r.Steps)
-		for _, st := range r.Steps {
-			if st.Threads != nil && st.AchievedPerSec != nil && (s.PeakRequestsPerSec == nil || *st.AchievedPerSec > *s.PeakRequestsPerSec) {
-				s.PeakThreads, s.PeakRequestsPerSec = st.Threads, st.AchievedPerSec
-			}
+		if i := report.PeakThreadStep(r.Steps); i >= 0 {
+			s.PeakThreads, s.PeakRequestsPerSec = r.Steps[i].Threads, r.Steps[i].AchievedPerSec
 		}
 		if k := r.Knee; k != nil {
 			// A knee search's probes are not a ramp: a transient failure

@@ -252,17 +252,24 @@ func ThreadScaling(steps []Step, i int) (scale, perThread string) {
 	return "n/a", "n/a"
 }
 
-// ThreadsSummary answers a thread ramp in one line: the count that did
-// the most requests/s, and the fewest threads that did 90% of that ("most
-// requests/s: 22,200 at 16 threads; 90% of it from 8 threads (18,955)"),
-// "" without rates.
-func ThreadsSummary(steps []Step) string {
+// PeakThreadStep is the index of a thread ramp's step that did the most
+// requests/s, -1 for other results.
+func PeakThreadStep(steps []Step) int {
 	best := -1
 	for i, s := range steps {
 		if s.Threads != nil && s.AchievedPerSec != nil && (best < 0 || *s.AchievedPerSec > *steps[best].AchievedPerSec) {
 			best = i
 		}
 	}
+	return best
+}
+
+// ThreadsSummary answers a thread ramp in one line: the count that did
+// the most requests/s, and the fewest threads that did 90% of that ("most
+// requests/s: 22,200 at 16 threads; 90% of it from 8 threads (18,955)"),
+// "" without rates.
+func ThreadsSummary(steps []Step) string {
+	best := PeakThreadStep(steps)
 	if best < 0 || *steps[best].AchievedPerSec <= 0 {
 		return ""
 	}

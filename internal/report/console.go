@@ -13,6 +13,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/suggest"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -137,10 +138,7 @@ func WaitEventsLine(c map[string]float64) string {
 	if n := len(evs) - len(parts); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d more %s", n, pct(rest/sum)))
 	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	return suggest.AndList(parts)
 }
 
 // WaitEventsHow says how an engine's wait events were measured.
