@@ -754,6 +754,7 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	var rows [][]string
 	var marks [][]string
 	thin, fsyncs := false, false
+	nopm := report.StepsHaveNOPM(steps) // TPC-C: new orders per minute by requested rate
 	for i, s := range steps {
 		lat := latencyCells(s.LatencyMs)
 		if !batch && report.ThinP99(s) {
@@ -780,13 +781,16 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		if s.Partial {
 			sat = strings.TrimSpace(sat + " partial")
 		}
-		rows = append(rows, []string{strconv.Itoa(i + 1), first, withSD(opt(s.AchievedPerSec), s.RepeatStats["achieved_per_sec"]), fixed(s.AchievedPct, 1),
-			group(strconv.FormatInt(s.Late, 10)), withSD(fixed(s.LatePct, 2), s.RepeatStats["late_pct"]), strconv.FormatInt(s.Failed, 10),
-			lat[0], lat[2], withSD(lat[3], s.RepeatStats["p99_ms"]), opt(s.LogMBPerSec), syncsCell(s.LogSyncsPerSec, s.FsyncsPerSec), opt(s.DataIOPS), bn, sat})
+		row := []string{strconv.Itoa(i + 1), first, withSD(opt(s.AchievedPerSec), s.RepeatStats["achieved_per_sec"]), fixed(s.AchievedPct, 1),
+			group(strconv.FormatInt(s.Late, 10)), withSD(fixed(s.LatePct, 2), s.RepeatStats["late_pct"]), strconv.FormatInt(s.Failed, 10)}
+		if nopm {
+			row = append(row, report.StepNOPM(s))
+		}
+		rows = append(rows, append(row, lat[0], lat[2], withSD(lat[3], s.RepeatStats["p99_ms"]), opt(s.LogMBPerSec), syncsCell(s.LogSyncsPerSec, s.FsyncsPerSec), opt(s.DataIOPS), bn, sat))
 		fsyncs = fsyncs || s.LogSyncsPerSec == nil && s.FsyncsPerSec != nil
-		m := make([]string, 15)
+		m := make([]string, len(rows[i]))
 		if s.Saturated {
-			m[14] = "sat"
+			m[len(m)-1] = "sat"
 		}
 		if s.AchievedPct != nil && *s.AchievedPct < report.SatAchievedPct {
 			m[3] = "sat"
@@ -797,6 +801,10 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 		marks = append(marks, m)
 	}
 	head := []string{"step", "requested req/s", "achieved req/s", "achieved %", "late", "late %", "failed", "p50 ms", "p95 ms", "p99 ms", "log MB/s", "log syncs/s", "data IOPS", "verdict", "saturation"}
+	align := "rrrrrrrrrrrrrll"
+	if nopm {
+		head, align = slices.Insert(head, 7, "NOPM"), "r"+align
+	}
 	caption := fmt.Sprintf("Requested vs achieved rate per step (latency from the scheduled start; late = could not start within the limit, skipped; saturated = late above %g%% or achieved below %g%%; a verdict marked kept up is of a step that ran at its rate: what each request's time is made of, not where the rate tops out)", report.SatLatePct, report.SatAchievedPct)
 	if len(r.Runs) > 1 {
 		caption += "; the runs merged, ± one standard deviation over the runs"
@@ -816,7 +824,7 @@ func stepBlocks(r *report.Result) ([]Block, error) {
 	if n := report.StatsLagNote(lagged); n != "" {
 		caption += "; " + strings.TrimSuffix(n, ".")
 	}
-	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: "rrrrrrrrrrrrrll"}}}
+	blocks := []Block{{Table: &Table{Caption: caption, Head: head, Rows: rows, Marks: marks, Align: align}}}
 	switch {
 	case threads:
 		blocks = []Block{{Table: threadsTable(steps)}}

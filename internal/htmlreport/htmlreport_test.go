@@ -685,19 +685,27 @@ func TestCompareKnee(t *testing.T) {
 	}
 }
 
-// TestThreadsNOPM: a TPC-C thread ramp's HTML step table has a NOPM
-// column; the fixture's single-insert ramp has none.
-func TestThreadsNOPM(t *testing.T) {
-	ins := load(t, fxThreads)
-	if html := renderHTML(t, ins); strings.Contains(html, "<th>NOPM</th>") {
-		t.Error("a NOPM column without TPC-C")
-	}
-	for i := range ins[0].Result.Steps {
-		ins[0].Result.Steps[i].Figures = map[string]float64{"nopm": 1000 * float64(i+1)}
-	}
-	html := renderHTML(t, ins)
-	if !strings.Contains(html, "<th>NOPM</th>") || !strings.Contains(html, "<td>3,000</td>") {
-		t.Error("no NOPM column with NOPM by step")
+// TestStepsNOPM: a TPC-C ramp's HTML step table, by thread count or by
+// requested rate, has a NOPM column; the fixtures' single-insert ramps
+// have none.
+func TestStepsNOPM(t *testing.T) {
+	for _, fx := range []string{fxThreads, fxRamp} {
+		ins := load(t, fx)
+		if html := renderHTML(t, ins); strings.Contains(html, "<th>NOPM</th>") {
+			t.Errorf("%s: a NOPM column without TPC-C", fx)
+		}
+		for i := range ins[0].Result.Steps {
+			ins[0].Result.Steps[i].Figures = map[string]float64{"nopm": 1000 * float64(i+1)}
+		}
+		html := renderHTML(t, ins)
+		if !strings.Contains(html, "<th>NOPM</th>") || !strings.Contains(html, "<td>3,000</td>") {
+			t.Errorf("%s: no NOPM column with NOPM by step", fx)
+		}
+		// The column sits after "failed" and before the latencies, so the
+		// header and every row keep their widths.
+		if i, j, k := strings.Index(html, "<th>failed</th>"), strings.Index(html, "<th>NOPM</th>"), strings.Index(html, "<th>p50 ms</th>"); fx == fxRamp && !(i < j && j < k) {
+			t.Errorf("%s: NOPM column out of place (failed %d, NOPM %d, p50 %d)", fx, i, j, k)
+		}
 	}
 }
 
