@@ -369,6 +369,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		out.Thin = slo.Thin(fig)
 		out.Need = slo.Need(fig)
 		out.Pass = len(out.Failed) == 0
+		out.KeptUp, out.Over = report.KeptUp(fig), slo.Over(fig)
 		last = out
 		line := probeLine(len(probes), fig, slo.Shown(), st.Elapsed > 0, out, retry)
 		if longer != "" {
@@ -455,8 +456,8 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 		fmt.Fprintf(e.stdout, "shard %s: workers %d to %d of %d and 1/%d of each probe's rate; the shards meet before every probe and judge it by all their requests\n",
 			s, f.shard.first, f.shard.first+f.threads-1, f.shard.total, s.N)
 	}
-	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one\n",
-		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision))
+	fmt.Fprintf(e.stdout, "stop rule: ramp ×2 from %s/s until a probe breaks the SLO or %s/s passes, then bisect until the failing rate is within %s of the passing one; if the start rate breaks it while kept up with, the ramp goes on (one probe a rate, at most %d) for a rate where the latency is lower\n",
+		fmtRate(sp.Start), fmtRate(sp.Max), strings.TrimSpace(f.precision), knee.MaxLowScan)
 	if note := thinPlan(slo, sp.Start, f.stepDur); note != "" {
 		fmt.Fprintln(e.stdout, "note: "+note)
 	}
@@ -593,7 +594,7 @@ func probeLine(n int, st knee.Figures, shown knee.Term, measured bool, out knee.
 func kneeDoc(f *kneeFlags, slo knee.SLO, sp knee.Params, kr knee.Result, probes []*runner.Result, durs []time.Duration) report.Knee {
 	k := report.Knee{SLO: f.slo, SLOApplied: slo.String(), Start: sp.Start, Max: sp.Max, PrecisionPct: 100 * sp.Precision,
 		StepS: f.stepDur.Seconds(), StepWarmupS: f.stepWarmup.Seconds(), Retries: sp.Retries, Stop: string(kr.Stop),
-		Probes: []report.KneeProbe{}, TransientRates: append([]float64{}, kr.Transient...), RunArgs: f.runArgs}
+		Probes: []report.KneeProbe{}, TransientRates: append([]float64{}, kr.Transient...), FailsBelow: kr.FailsBelow, RunArgs: f.runArgs}
 	if kr.Knee > 0 {
 		v := kr.Knee
 		k.Rate = &v

@@ -1172,8 +1172,11 @@ func kneeBlocks(r *report.Result) []Block {
 			outcome = "FAIL"
 		}
 		run := "first"
-		if p.Retry > 0 {
+		switch {
+		case p.Retry > 0:
 			run = fmt.Sprintf("re-run %d", p.Retry)
+		case p.Rate != k.Start && slices.Contains(k.FailsBelow, p.Rate):
+			run = "once, above a start rate that failed while kept up with"
 		}
 		if p.DurationS > 0 {
 			run += fmt.Sprintf(", %s s long to measure a percentile", strconv.FormatFloat(p.DurationS, 'f', -1, 64))

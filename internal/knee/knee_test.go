@@ -3,6 +3,8 @@ package knee
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -466,5 +468,89 @@ func TestOperationTerms(t *testing.T) {
 	}
 	if thin, need := slo.Thin(f), slo.Need(f); len(thin) != 1 || thin[0] != "delivery.p999" || need != 10000*1001 {
 		t.Fatalf("no Delivery: thin %q, need %d (want 10,000 × 1,001: its share is below 1 in 1,000)", thin, need)
+	}
+}
+
+// idle is a fake target that keeps up with every rate up to saturate
+// requests/s but meets the SLO only from slowBelow up to limit: below
+// slowBelow its latency at rest breaks it, as an idle VM's wake-ups do,
+// by over times the bound. It runs the search and returns its result with
+// the rates and re-run numbers probed.
+func idle(t *testing.T, p Params, slowBelow, limit, saturate, over float64) (res Result, calls []float64, retries []int) {
+	t.Helper()
+	res, err := Search(context.Background(), p, func(_ context.Context, rate float64, retry int) (Outcome, error) {
+		calls, retries = append(calls, rate), append(retries, retry)
+		if rate >= slowBelow && rate <= limit {
+			return Outcome{Pass: true, KeptUp: true}, nil
+		}
+		return Outcome{Failed: []string{"p99 too high"}, KeptUp: rate <= saturate, Over: over}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, calls, retries
+}
+
+func TestSearchLowRates(t *testing.T) {
+	p := Params{Start: 10, Max: 1e6, Precision: 0.05, Retries: 1}
+	t.Run("a start that fails while keeping up scans upward and searches from the first pass", func(t *testing.T) {
+		res, calls, retries := idle(t, p, 50, 730, 1e9, 2)
+		// 10 fails twice (a re-run), 20 and 40 once each, 80 passes; then
+		// the ramp and bisection as usual.
+		want := []float64{10, 10, 20, 40, 80, 160, 320, 640, 1280, 1280}
+		if !slices.Equal(calls[:len(want)], want) {
+			t.Fatalf("probes %v, want them to start %v", calls, want)
+		}
+		if !slices.Equal(res.FailsBelow, []float64{10, 20, 40}) {
+			t.Fatalf("fails below %v, want [10 20 40]", res.FailsBelow)
+		}
+		if res.Stop != StopConverged || res.Knee > 730 || res.Knee < 730/1.05 || res.FirstFailing <= 730 {
+			t.Fatalf("stop %q knee %g first failing %g (probes %v)", res.Stop, res.Knee, res.FirstFailing, calls)
+		}
+		for i, r := range calls {
+			if r > 10 && r < 80 && retries[i] != 0 {
+				t.Fatalf("scan probe at %g re-run (%v %v)", r, calls, retries)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name                      string
+		slowBelow, saturate, over float64
+		probes                    []float64
+		failsBelow                []float64
+	}{
+		{"the scan stops at the first rate the target cannot keep up with", 1e9, 30, 2, []float64{10, 10, 20, 40}, []float64{10, 20, 40}},
+		{"the scan is bounded", 1e9, 1e9, 2, []float64{10, 10, 20, 40, 80, 160, 320, 640, 1280, 2560}, []float64{10, 20, 40, 80, 160, 320, 640, 1280, 2560}},
+		{"a start far over the SLO's bound stops the search", 50, 1e9, MaxLowScanOver + 1, []float64{10, 10}, nil},
+		{"a start the target cannot keep up with stops the search", 50, 5, 2, []float64{10, 10}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, calls, _ := idle(t, p, tc.slowBelow, 730, tc.saturate, tc.over)
+			if !slices.Equal(calls, tc.probes) || res.Stop != StopStartFailed || res.Knee != 0 || res.FirstFailing != 10 || !slices.Equal(res.FailsBelow, tc.failsBelow) {
+				t.Fatalf("probes %v stop %q knee %g first failing %g fails below %v", calls, res.Stop, res.Knee, res.FirstFailing, res.FailsBelow)
+			}
+		})
+	}
+}
+
+func TestOver(t *testing.T) {
+	slo, err := ParseSLO("p99<5ms,p50<1ms,late<1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := &metrics.Latency{P50: 2.5, P99: 7.5}
+	for _, tc := range []struct {
+		name string
+		f    Figures
+		want float64
+	}{
+		{"two latency terms broken: the larger ratio", Figures{Scheduled: 100, Completed: 100, Latency: lat}, 2.5},
+		{"none broken", Figures{Scheduled: 100, Completed: 100, Latency: &metrics.Latency{P50: 0.5, P99: 4}}, 0},
+		{"late broken too", Figures{Scheduled: 100, Completed: 98, Late: 2, Latency: lat}, math.Inf(1)},
+		{"nothing completed", Figures{Scheduled: 100}, math.Inf(1)},
+	} {
+		if got := slo.Over(tc.f); got != tc.want {
+			t.Errorf("%s: over %g, want %g", tc.name, got, tc.want)
+		}
 	}
 }

@@ -20,7 +20,18 @@ type Outcome struct {
 	// Partial marks a probe cut short (interrupted): its outcome is not
 	// used and the search stops.
 	Partial bool
+	// KeptUp marks a probe that ran at its rate (not saturated): when it
+	// fails, the target's latency broke the SLO, not its capacity.
+	KeptUp bool
+	// Over is how far the probe broke the SLO's latency terms (SLO.Over):
+	// 2 is twice a bound; +Inf when it broke a term of another kind.
+	Over float64
 }
+
+// near reports whether a failing probe kept up with its rate and broke
+// only latency terms, by at most MaxLowScanOver: the kind of failure a
+// higher rate may not have (see Search).
+func (o Outcome) near() bool { return o.KeptUp && o.Over <= MaxLowScanOver }
 
 // ProbeFunc runs one probe at rate requests/s and reports its outcome; retry
 // is 0 for a rate's first probe and n for its n-th re-run after failures. An
@@ -95,8 +106,23 @@ type Result struct {
 	// Transient lists the rates whose probe failed and then passed when
 	// run again, in the order probed: failures that did not recur.
 	Transient []float64
-	Stop      Stop
+	// FailsBelow lists the rates, ascending, that broke the SLO while
+	// keeping up when the start rate had: the scan above the start for a
+	// rate where the target's latency is lower (see Search). When one
+	// passed, they lie below Knee.
+	FailsBelow []float64
+	Stop       Stop
 }
+
+// MaxLowScan bounds the probes of the scan above a start rate that broke
+// the SLO while keeping up (Search).
+const MaxLowScan = 8
+
+// MaxLowScanOver is the most a start rate may break the SLO's latency
+// terms by (10: ten times a bound) for the scan above it (Search): an idle
+// host's wake-ups cost a few times a request's time, not orders of
+// magnitude.
+const MaxLowScanOver = 10
 
 // Search finds the highest rate meeting the SLO. It ramps up geometrically
 // (Start, Start×Factor, … capped at Max) until a probe fails or Max passes,
@@ -108,6 +134,17 @@ type Result struct {
 // the rate it happened to hit; such rates are listed in Transient. A rate
 // that fails every run bounds the search as before, and a noisy probe can
 // only move the answer within the bracket it was probed in.
+//
+// Passing is not always monotonic at the low end: on an idle host (a VM
+// whose cores sleep between requests, a server whose caches and
+// connections cool) a request can take longer at 10/s than at 1,000/s.
+// So when the start rate breaks the SLO in every run while keeping up
+// with its rate, by latency terms only and by at most MaxLowScanOver
+// times their bounds, Search goes on up the ramp (once per rate, no
+// re-runs) while that holds, for at most MaxLowScan probes: the first
+// rate that passes becomes the knee and the search carries on from there
+// as usual, the rates below it listed in FailsBelow. When none passes, the
+// search stops as StopStartFailed with the rates scanned in FailsBelow.
 //
 // Search returns what it found so far together with the error when a probe
 // fails or ctx is cancelled.
@@ -145,20 +182,24 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 		return out, true, nil
 	}
 	// try probes rate, running a failing probe again up to p.Retries
-	// times: the rate passes when any run passes.
-	try := func(rate float64) (pass, ok bool, err error) {
+	// times: the rate passes when any run passes; near is whether every
+	// failing run was near (Outcome.near).
+	try := func(rate float64) (pass, near, ok bool, err error) {
+		near = true
 		for retry := 0; ; retry++ {
 			out, ok, err := run(rate, retry)
 			switch {
 			case !ok:
-				return false, false, err
+				return false, false, false, err
 			case out.Pass:
 				if retry > 0 {
 					res.Transient = append(res.Transient, rate)
 				}
-				return true, true, nil
-			case retry >= p.Retries:
-				return false, true, nil
+				return true, near, true, nil
+			}
+			near = near && out.near()
+			if retry >= p.Retries {
+				return false, near, true, nil
 			}
 		}
 	}
@@ -166,9 +207,23 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 	// Ramp up.
 	rate := p.Start
 	for {
-		pass, ok, err := try(rate)
+		pass, near, ok, err := try(rate)
 		if !ok {
 			return res, err
+		}
+		if !pass && rate == p.Start && near && rate < p.Max {
+			// The start rate broke the SLO at a rate the target kept up
+			// with: look above it for a rate where its latency is lower.
+			found, ok, err := lowScan(&res, p, rate, run)
+			if !ok {
+				return res, err
+			}
+			if found == 0 {
+				res.FirstFailing = p.Start
+				res.Stop = StopStartFailed
+				return res, nil
+			}
+			rate, pass = found, true
 		}
 		if !pass {
 			res.FirstFailing = rate
@@ -193,7 +248,7 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 			res.Stop = StopNoProgress
 			return res, nil
 		}
-		pass, ok, err := try(mid)
+		pass, _, ok, err := try(mid)
 		if !ok {
 			return res, err
 		}
@@ -205,6 +260,34 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 	}
 	res.Stop = StopConverged
 	return res, nil
+}
+
+// lowScan probes the ramp's rates above start, which broke the SLO while
+// keeping up, once each while they keep failing near it, for at most
+// MaxLowScan probes and up to p.Max. It returns the first rate that
+// passed, 0 when none did; every failing rate, the start's too, goes into
+// res.FailsBelow. ok is false when the search must stop (run's).
+func lowScan(res *Result, p Params, start float64, run func(float64, int) (Outcome, bool, error)) (float64, bool, error) {
+	res.FailsBelow = append(res.FailsBelow, start)
+	rate := start
+	for range MaxLowScan {
+		if rate >= p.Max {
+			break
+		}
+		rate = math.Min(rate*p.Factor, p.Max)
+		out, ok, err := run(rate, 0)
+		if !ok {
+			return 0, false, err
+		}
+		if out.Pass {
+			return rate, true, nil
+		}
+		res.FailsBelow = append(res.FailsBelow, rate)
+		if !out.near() {
+			break
+		}
+	}
+	return 0, true, nil
 }
 
 // midpoint returns the middle of (lo, hi) rounded to three significant

@@ -304,6 +304,30 @@ func (s SLO) Check(f Figures) []string {
 	return failed
 }
 
+// Over is how far f breaks s's latency terms: the largest ratio of a
+// broken latency term's figure to its limit (3: three times the bound),
+// +Inf when f breaks a term of another kind or one it does not measure,
+// and 0 when it breaks none.
+func (s SLO) Over(f Figures) float64 {
+	over := 0.0
+	if f.Completed == 0 {
+		return math.Inf(1)
+	}
+	for _, t := range s {
+		v, ok := t.value(f)
+		switch {
+		case !ok: // not measured: Check counts it broken
+			return math.Inf(1)
+		case t.holds(v):
+		case latencyMetrics[t.Metric] == nil || t.Limit <= 0:
+			return math.Inf(1)
+		default:
+			over = math.Max(over, v/t.Limit)
+		}
+	}
+	return over
+}
+
 // quantiles are the percentile metrics' fractions.
 var quantiles = map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/knee"
 	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/suggest"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -35,6 +36,13 @@ type Knee struct {
 	// TransientRates are the rates whose probe failed and then passed when
 	// run again (a stall that did not recur), in the order probed.
 	TransientRates []float64 `json:"transient_rates"`
+	// FailsBelow are the rates, ascending, that broke the SLO while the
+	// target kept up with them, probed once each above a start rate that
+	// had (the start's included): with Rate set they lie below it, the
+	// target's latency being higher at low rates than at Rate; with Rate
+	// null every rate probed failed. Absent when the start passed or could
+	// not be kept up with.
+	FailsBelow []float64 `json:"fails_below,omitempty"`
 	// Stop says why the search ended: converged, max-passed, start-failed,
 	// interrupted, probe-limit, probe-error, no-progress.
 	Stop   string      `json:"stop"`
@@ -115,6 +123,20 @@ func BuildKnee(p Params, probes []*runner.Result, k Knee) (*Result, error) {
 	return res, nil
 }
 
+// KeptUp reports whether a knee probe ran at its rate: not saturated by
+// the ramp's rule (late at most SatLatePct of scheduled, achieved at least
+// SatAchievedPct of requested).
+func KeptUp(f knee.Figures) bool {
+	var late, achieved *float64
+	if f.Scheduled > 0 {
+		late = f64(100 * float64(f.Late) / float64(f.Scheduled))
+	}
+	if f.Rate > 0 {
+		achieved = f64(100 * f.Achieved / f.Rate)
+	}
+	return f.Completed > 0 && len(saturation(late, achieved)) == 0
+}
+
 // setKneeVerdict makes a knee search's verdict that of the probe that set
 // its answer: the last run at the first failing rate (every run there broke
 // the SLO), or, when none failed, the passing run at the knee. A probe whose
@@ -193,8 +215,16 @@ func flatLatency(res *Result) (string, knee.Term) {
 		return "", knee.Term{}
 	}
 	slices.Sort(rates)
-	low, first := rates[0], *k.FirstFailingRate
 	startFailed := k.Rate == nil && k.Stop == string(knee.StopStartFailed)
+	if !startFailed {
+		// Rates that failed below the knee are slow at rest, not the
+		// latency the search rose from.
+		rates = slices.DeleteFunc(rates, func(r float64) bool { return slices.Contains(k.FailsBelow, r) })
+		if len(rates) == 0 {
+			return "", knee.Term{}
+		}
+	}
+	low, first := rates[0], *k.FirstFailingRate
 	if !startFailed && k.Rate == nil {
 		return "", knee.Term{}
 	}
@@ -240,8 +270,12 @@ func flatLatency(res *Result) (string, knee.Term) {
 				// it (thinStart's advice stands).
 				continue
 			}
-			return fmt.Sprintf("the target kept up with %s/s, the start rate, and %s was %s there (probe %d, of enough requests): its latency at rest is above %s, which a lower rate seldom changes",
-				fmtRate(first), t.Name(), fmtMsValue(v), at+1, t), t
+			s := fmt.Sprintf("the target kept up with %s/s, the start rate, and %s was %s there (probe %d, of enough requests): its latency at rest is above %s, which a lower rate seldom changes",
+				fmtRate(first), t.Name(), fmtMsValue(v), at+1, t)
+			if n := len(k.FailsBelow); n > 1 {
+				s += fmt.Sprintf(", and nor did the rates above it up to %s/s", fmtRate(k.FailsBelow[n-1]))
+			}
+			return s, t
 		}
 		// The highest rate, at least flatMinDrop × the lowest, that broke t
 		// in every run while keeping up.
@@ -330,6 +364,10 @@ func PrintKnee(w io.Writer, r *Result) {
 			mark = "<- knee"
 		case k.FirstFailingRate != nil && rate == *k.FirstFailingRate:
 			mark = "<- first failing"
+		case failed && k.Rate != nil && rate < *k.Rate && slices.Contains(k.FailsBelow, rate):
+			mark = "failed below the knee"
+		case failed && slices.Contains(k.FailsBelow, rate):
+			mark = "failed too"
 		}
 		rows = append(rows, rampRow{label: fmt.Sprintf("%d", i+1), step: st, mark: mark})
 	}
@@ -379,6 +417,10 @@ func KneeAnswer(k *Knee) string {
 			return s + fmt.Sprintf(", but only by its %s, taken from too few requests to be more than a stray slow one: a probe at %s/s needs %s for %d requests (--step-duration), or start higher (--start)",
 				thin, fmtRate(k.Start), ProbeSecs(float64(need)/k.Start), need)
 		}
+		if n := len(k.FailsBelow); n > 1 {
+			// The scan above the start found no rate that met it either.
+			return s + fmt.Sprintf(", and at every rate above it probed up to %s/s", fmtRate(k.FailsBelow[n-1]))
+		}
 		return s + "; try a lower --start"
 	case k.Rate == nil:
 		return fmt.Sprintf("knee: not found — the search stopped (%s) before any probe met %s", k.Stop, k.SLOApplied)
@@ -390,6 +432,44 @@ func KneeAnswer(k *Knee) string {
 	s := fmt.Sprintf("knee: %s/s meets %s; %s/s does not", fmtRate(*k.Rate), k.SLOApplied, fmtRate(*k.FirstFailingRate))
 	if k.Stop != "converged" {
 		s += fmt.Sprintf(" (search stopped: %s)", k.Stop)
+	}
+	return s + failsBelowNote(k)
+}
+
+// failsBelowNote says, after a knee's answer, which rates below it broke
+// the SLO while keeping up (Knee.FailsBelow); "" when none did.
+func failsBelowNote(k *Knee) string {
+	if len(k.FailsBelow) == 0 || k.Rate == nil {
+		return ""
+	}
+	var rates, thin []string
+	for _, r := range k.FailsBelow {
+		rates = append(rates, fmtRate(r)+"/s")
+		// Thin: every run at r broke the SLO only by percentiles of too
+		// few requests.
+		th := true
+		for _, p := range k.Probes {
+			if p.Rate == r && !p.Pass && !p.Partial && len(p.ThinTerms) < len(p.FailedTerms) {
+				th = false
+			}
+		}
+		if th {
+			thin = append(thin, fmtRate(r)+"/s")
+		}
+	}
+	lowest := math.Inf(1) // the lowest rate that passed
+	for _, p := range k.Probes {
+		if p.Pass && !p.Partial {
+			lowest = math.Min(lowest, p.Rate)
+		}
+	}
+	s := fmt.Sprintf("; below %s/s it fails too: %s broke it while keeping up with their rate, so this target's latency is higher at low rates (an idle host's cores, caches and connections wake up for each request)",
+		fmtRate(lowest), suggest.AndList(rates))
+	switch {
+	case len(thin) == len(rates):
+		s += ", though each only by a percentile of too few requests, which one stray slow request sets"
+	case len(thin) > 0:
+		s += fmt.Sprintf(", though %s only by a percentile of too few requests", suggest.AndList(thin))
 	}
 	return s
 }

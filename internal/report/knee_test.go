@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/knee"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -324,5 +325,64 @@ func TestKneeFlatLatency(t *testing.T) {
 	setKneeVerdict(res)
 	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "did not grow") {
 		t.Fatalf("50/s saturated, but: %q", ev)
+	}
+}
+
+// TestKneeFailsBelow: rates below the knee that broke the SLO while kept
+// up with are named after the answer (figures of a real search, updates
+// on PostgreSQL with p50<1ms: 10-80/s failed, 160/s passed, the knee
+// 4000/s), the thin ones said; a search whose scan found no passing rate
+// says how far it looked instead of advising a lower start.
+func TestKneeFailsBelow(t *testing.T) {
+	kr, ff := 4000.0, 4160.0
+	k := &Knee{Rate: &kr, FirstFailingRate: &ff, Start: 10, SLOApplied: "p50<1ms,late<1%,errors<1%", Retries: 1, Stop: "converged",
+		FailsBelow: []float64{10, 20, 40, 80}}
+	for _, p := range []struct {
+		rate       float64
+		pass, thin bool
+	}{{10, false, true}, {10, false, true}, {20, false, false}, {40, false, false}, {80, false, false}, {160, true, false}, {4000, true, false}, {4160, false, false}} {
+		kp := KneeProbe{Rate: p.rate, Pass: p.pass}
+		if !p.pass {
+			kp.FailedTerms = []string{"p50 2.2ms ≥ 1ms"}
+		}
+		if p.thin {
+			kp.ThinTerms = []string{"p50"}
+		}
+		k.Probes = append(k.Probes, kp)
+	}
+	got := KneeAnswer(k)
+	if !strings.HasPrefix(got, "knee: 4000/s meets p50<1ms,late<1%,errors<1%; 4160/s does not; below 160/s it fails too: 10/s, 20/s, 40/s and 80/s broke it while keeping up") ||
+		!strings.HasSuffix(got, ", though 10/s only by a percentile of too few requests") {
+		t.Fatalf("answer %q", got)
+	}
+	k.FailsBelow = nil
+	if got := KneeAnswer(k); strings.Contains(got, "below") {
+		t.Fatalf("no rate failed below, but: %q", got)
+	}
+
+	// None passed: the scan went to 640/s.
+	start := 10.0
+	k = &Knee{FirstFailingRate: &start, Start: 10, SLOApplied: "p99<1ms,late<1%,errors<1%", Stop: "start-failed", FailsBelow: []float64{10, 20, 40, 80, 160, 320, 640},
+		Probes: []KneeProbe{{Rate: 10, FailedTerms: []string{"p99 7ms ≥ 1ms"}}}}
+	if got := KneeAnswer(k); !strings.HasSuffix(got, "fails already at the start rate 10/s, and at every rate above it probed up to 640/s") {
+		t.Fatalf("start failed, scanned: %q", got)
+	}
+}
+
+// TestKeptUp: a probe kept up when it ran at its rate by the ramp's
+// saturation rule.
+func TestKeptUp(t *testing.T) {
+	for _, tc := range []struct {
+		f    knee.Figures
+		want bool
+	}{
+		{knee.Figures{Rate: 100, Achieved: 99.9, Scheduled: 1000, Completed: 999}, true},
+		{knee.Figures{Rate: 100, Achieved: 90, Scheduled: 1000, Completed: 900}, false},           // achieved < 95%
+		{knee.Figures{Rate: 100, Achieved: 98, Scheduled: 1000, Completed: 980, Late: 20}, false}, // late 2%
+		{knee.Figures{Rate: 100, Scheduled: 1000}, false},                                         // nothing completed
+	} {
+		if got := KeptUp(tc.f); got != tc.want {
+			t.Errorf("%+v: kept up %v, want %v", tc.f, got, tc.want)
+		}
 	}
 }

@@ -151,6 +151,25 @@ func TestStatsLagScale(t *testing.T) {
 			t.Errorf("mysql step %d scaled ×%g", s.Index+1, *s.StatsLagScale)
 		}
 	}
+
+	// More commits than a second's lag could move: other sessions' (a real
+	// knee probe at 10/s for 50 s after one at 10/s: 1.52 commits per
+	// request, 1.02 log syncs). Not scaled: each commit still flushes.
+	cfg := runner.Config{Threads: 8, Steps: []runner.Step{{Rate: 10, Duration: 10 * time.Second}, {Rate: 10, Duration: 50 * time.Second}}}
+	r := openRun(time.Now(), []int{100, 500}, 0)
+	for i, n := range [][2]float64{{100, 102}, {760, 510}} {
+		r.Steps[i].Elapsed = cfg.Steps[i].Duration
+		r.Steps[i].Evidence = &runner.Evidence{Seconds: cfg.Steps[i].Duration.Seconds(), Counters: map[string]float64{
+			target.CtrCommits: n[0], target.CtrLogSyncs: n[1], target.CtrLogSyncMs: 0.3 * n[1], target.CtrLogBytes: 100 * n[1]}}
+	}
+	r.Evidence = &runner.Evidence{Seconds: 60, Counters: map[string]float64{target.CtrCommits: 600, target.CtrLogSyncs: 612, target.CtrLogSyncMs: 184, target.CtrLogBytes: 61200}}
+	res, err := Build(Params{Workload: "updates", Load: cfg, Cores: 2, Info: target.Info{Engine: "postgres"}}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Steps[1]; s.StatsLagScale != nil || strings.Contains(strings.Join(s.Verdict.Evidence, "|"), "commits per request against the run's") {
+		t.Errorf("other sessions' commits taken for lag: ×%v, %q", s.StatsLagScale, s.Verdict.Evidence)
+	}
 }
 
 func TestNoRequestsNoVerdict(t *testing.T) {
