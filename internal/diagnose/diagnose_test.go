@@ -1121,6 +1121,12 @@ func TestLogRateKneeProbes(t *testing.T) {
 	if c := LogRateRule(ten); c.Matched || !strings.Contains(c.Why, "requests do not queue") {
 		t.Errorf("10000/s without a queue: matched %v, %q", c.Matched, c.Why)
 	}
+	// Nor with no step below to compare with (a knee's first probe, a
+	// ramp's first step): PostgreSQL updates at 10/s, log-IO waits 60%.
+	ten.PrevLogMBPerSec, ten.RateRise = nil, nil
+	if c := LogRateRule(ten); c.Matched || !strings.Contains(c.Why, "requests do not queue") {
+		t.Errorf("10000/s without a queue or a step below: matched %v, %q", c.Matched, c.Why)
+	}
 }
 
 // TestCPUOverTLS: on encrypted connections the cpu verdict names the TLS

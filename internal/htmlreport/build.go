@@ -339,7 +339,7 @@ func summaryBlocks(r *report.Result) []Block {
 	}
 	if r.Evidence != nil {
 		if line := report.WaitEventsLine(r.Evidence.Counters); line != "" {
-			blocks = append(blocks, Block{Note: fmt.Sprintf("Wait events of ceiling's sessions (%s): %s", report.WaitEventsHow(r.Target.Engine), line)})
+			blocks = append(blocks, Block{Note: fmt.Sprintf("Wait events of ceiling's sessions (%s): %s", report.WaitEventsHow(r), line)})
 		}
 	}
 	if note := report.IdleFilesNote(r.Files); note != "" {

@@ -120,6 +120,15 @@ func TestWaitEventsLine(t *testing.T) {
 	if got, want := WaitEventsLine(c), "IO:WALSync 100% and CPU <1%"; got != want {
 		t.Errorf("WaitEventsLine = %q, want %q", got, want)
 	}
+	// How they were measured; an open loop's idle time is the client's.
+	r := &Result{Target: target.Info{Engine: "postgres"}, Load: Load{Model: "closed"}}
+	if got := WaitEventsHow(r); got != "share of the sessions' time, sampled from pg_stat_activity" {
+		t.Errorf("closed loop: %q", got)
+	}
+	r.Target.Engine, r.Load.Model = "mysql", "open"
+	if got := WaitEventsHow(r); !strings.HasPrefix(got, "share of the sessions' time, from performance_schema; the client's events hold the time idle between scheduled requests") {
+		t.Errorf("open loop: %q", got)
+	}
 }
 
 // TestThreadsSummary: the count with the most requests/s, and the fewest
