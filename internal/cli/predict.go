@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-db/ceiling/internal/diagnose"
+	"github.com/ceiling-db/ceiling/internal/htmlreport"
 	"github.com/ceiling-db/ceiling/internal/predict"
 	"github.com/ceiling-db/ceiling/internal/report"
 )
@@ -21,7 +22,7 @@ func (e *env) predictCmd() *cobra.Command {
 	var profiles []string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "predict RESULT.json [flags]",
+		Use:   "predict RESULT.json|DIR [flags]",
 		Short: "Predict a result's ceiling on other hardware or cloud tiers",
 		Long: `predict divides each limit of a profile (log MiB/s, log flushes/s, data IOPS,
 data MiB/s, cores) by the result's measured cost per request of that resource,
@@ -33,9 +34,12 @@ profile gives no limit for is marked "(no limit)": the prediction is then an
 upper bound, as that resource can only lower it.
 
 Without --profile it predicts for every shipped profile (see ceiling profiles).
+Given a directory (such as results, where runs write), it takes the newest
+result there.
 --profile takes a shipped name, a YAML profile file, or the JSON written by
 ceiling profile-host --out.`,
 		Example: `  ceiling predict results/20240101-120000-single-inserts-sqlite.json
+  ceiling predict results                          # the newest result in results/
   ceiling predict run.json --profile azure-sql-gp-4
   ceiling predict run.json --profile this-host.json --profile azure-2014-p1
   ceiling predict run.json --profile my-disk.yaml --json`,
@@ -46,7 +50,7 @@ ceiling profile-host --out.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := readResultFile(args[0])
+			path, r, err := readPredictResult(args[0])
 			if err != nil {
 				return err
 			}
@@ -76,8 +80,11 @@ ceiling profile-host --out.`,
 				fmt.Fprintf(e.stdout, "%s\n", b)
 				return nil
 			}
+			if path != args[0] {
+				fmt.Fprintf(e.stdout, "%s is a directory: its newest result is taken\n", args[0])
+			}
 			fmt.Fprintf(e.stdout, "result %s: %s on %s, %s, measured %s\n",
-				args[0], r.Workload.Name, r.Target.Engine, diagnose.Threads(r.Load.Threads), measuredText(r))
+				path, r.Workload.Name, r.Target.Engine, diagnose.Threads(r.Load.Threads), measuredText(r))
 			if len(profiles) == 0 {
 				printPredictTable(e, preds)
 			} else {
@@ -122,6 +129,22 @@ func (e *env) profilesCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// readPredictResult reads predict's result: the file, or a directory's
+// newest result (by its start time), such as the results directory runs
+// write to; it returns the file read.
+func readPredictResult(path string) (string, *report.Result, error) {
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		r, err := readResultFile(path)
+		return path, r, err
+	}
+	ins, err := readResultDir(path)
+	if err != nil {
+		return "", nil, err
+	}
+	newest := slices.MaxFunc(ins, func(a, b htmlreport.Input) int { return a.Result.StartedAt.Compare(b.Result.StartedAt) })
+	return newest.Path, newest.Result, nil
 }
 
 func readResultFile(path string) (*report.Result, error) {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +53,40 @@ func TestPredictCmd(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "[") {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}
+	// A directory: its newest result, by start time, whatever the names;
+	// other JSON is passed over.
+	dir := t.TempDir()
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(started, name string) []byte {
+		var r map[string]any
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		r["started_at"], r["workload"].(map[string]any)["name"] = started, name
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for name, data := range map[string][]byte{"z-older.json": at("2001-01-01T00:00:00Z", "updates"), "a-newer.json": at("2026-01-01T00:00:00Z", "single-inserts"),
+		"host.json": []byte(`{"fsync_ms": 1}`)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs = runCLI(t, ctx, "predict", dir, "--profile", "azure-sql-gp-4")
+	if code != 0 || !strings.Contains(out, "is a directory: its newest result is taken\nresult "+filepath.Join(dir, "a-newer.json")+": single-inserts") {
+		t.Errorf("directory: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runCLI(t, ctx, "predict", t.TempDir())
+	if code != 2 || !strings.Contains(errs, "holds no ceiling result") {
+		t.Errorf("empty directory: exit %d %s", code, errs)
+	}
+
 	code, out, _ = runCLI(t, ctx, "profiles")
 	if code != 0 || !strings.Contains(out, "azure-mi-gp-file-128g") || !strings.Contains(out, "source:") {
 		t.Errorf("profiles: exit %d\n%s", code, out)
