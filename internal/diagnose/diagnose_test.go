@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -1534,5 +1535,45 @@ func TestNetworkRule(t *testing.T) {
 	short.RoundTripMs = p(1)
 	if c := NetworkRule(short); c.Matched || c.near < 0.5 || !strings.Contains(c.Why, "is 26% of each request's 3.85 ms < 50%") {
 		t.Errorf("short round trip: %+v (near %v)", c.Rule, c.near)
+	}
+}
+
+// TestHeadOfLine: an open loop whose p99 is its requests' wait for a free
+// worker behind a slow request says so and suggests more workers (figures
+// of a real run: SQLite single inserts at 2500/s on one worker, whose
+// checkpoints held it up to 10.1 ms; at 2 workers the p99 was 0.989 ms).
+// Not when the database's own time makes the tail, when the workers were
+// busy (a rate the client rule speaks of), or in a closed loop.
+func TestHeadOfLine(t *testing.T) {
+	base := func() Figures {
+		return Figures{Scope: "run", Threads: 1, Requests: 15000, ElapsedS: 6, RequestsPerSec: p(2500), MeanLatencyMs: p(0.231), P99Ms: p(4.223),
+			OpenLoop: true, LatePct: p(0), KeptUp: true, ServiceMs: p(0.032),
+			Queue: &QueueFigures{P99: 4.223, StartLagP99: 3.85, ServiceP99: 0.081, ServiceMax: 10.1}}
+	}
+	v := Diagnose(base())
+	ev := strings.Join(v.Evidence, "|")
+	if !strings.Contains(ev, "the tail is a wait for ceiling's 1 worker: p99 4.22 ms from the scheduled start, up to 3.85 ms of it (start lag p99) before a worker was free, while the database served 99% of the requests within 0.081 ms; its slowest (10.1 ms) held a worker") {
+		t.Fatalf("evidence %q", ev)
+	}
+	if !slices.ContainsFunc(v.Suggestions, func(s Suggestion) bool {
+		return strings.HasPrefix(s.Action, "more workers (-c 2), so that a request need not wait behind a slow one")
+	}) {
+		t.Fatalf("suggestions %+v", v.Suggestions)
+	}
+	for name, change := range map[string]func(*Figures){
+		"the database's own tail": func(f *Figures) { // PostgreSQL updates at 10/s, 8 workers
+			f.Threads, f.Queue = 8, &QueueFigures{P99: 7.075, StartLagP99: 0.3, ServiceP99: 6.9, ServiceMax: 7.3}
+		},
+		"busy workers":  func(f *Figures) { f.ServiceMs = p(0.36) }, // 2500/s × 0.36 ms: 90% busy
+		"a closed loop": func(f *Figures) { f.OpenLoop = false },
+		"no tail to say": func(f *Figures) {
+			f.Queue = &QueueFigures{P99: 0.3, StartLagP99: 0.25, ServiceP99: 0.08, ServiceMax: 0.4}
+		}, // under 0.5 ms above
+	} {
+		f := base()
+		change(&f)
+		if ev := strings.Join(Diagnose(f).Evidence, "|"); strings.Contains(ev, "the tail is a wait") {
+			t.Errorf("%s: %q", name, ev)
+		}
 	}
 }

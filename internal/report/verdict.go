@@ -168,6 +168,9 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		// free worker and ceiling's scheduling lag).
 		f.ServiceMs = f64(svcSum / float64(svcN))
 	}
+	if len(res.Steps) == 1 {
+		f.Queue = queueFigures(res.Steps[0]) // a run at one rate: its step's tail
+	}
 	var counters map[string]float64
 	var secs float64
 	if res.Evidence != nil {
@@ -349,6 +352,15 @@ func serviceMs(s Step) *float64 {
 	return f64(s.ServiceMs.Mean)
 }
 
+// queueFigures are an open-loop step's tail figures for the head-of-line
+// evidence, nil when it lacks them.
+func queueFigures(s Step) *diagnose.QueueFigures {
+	if s.LatencyMs == nil || s.StartLagMs == nil || s.ServiceMs == nil || s.Completed == 0 {
+		return nil
+	}
+	return &diagnose.QueueFigures{P99: s.LatencyMs.P99, StartLagP99: s.StartLagMs.P99, ServiceP99: s.ServiceMs.P99, ServiceMax: s.ServiceMs.Max}
+}
+
 // anySaturated reports whether any step saturated.
 func anySaturated(steps []Step) bool {
 	for _, s := range steps {
@@ -442,6 +454,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 	}
 	if s.StartLagMs != nil {
 		f.ServiceMs, f.MinServiceMs, f.StartLagP99Ms = serviceMs(*s), minService, f64(s.StartLagMs.P99)
+		f.Queue = queueFigures(*s)
 	}
 	f.KeptUp = !s.Saturated
 	var counters map[string]float64
