@@ -15,6 +15,7 @@ import (
 type Disk struct {
 	Name      string
 	Reads     uint64 // reads completed
+	ReadBytes uint64 // bytes read (sectors of 512 bytes, whatever the device's own)
 	ReadMs    uint64
 	Writes    uint64 // writes completed
 	WriteMs   uint64
@@ -67,7 +68,7 @@ func ParseDiskStats(text string, major, minor uint32) (Disk, error) {
 			}
 			v[i] = x
 		}
-		d := Disk{Name: f[2], Reads: v[0], ReadMs: v[3], Writes: v[4], WriteMs: v[7], IOTicksMs: v[9]}
+		d := Disk{Name: f[2], Reads: v[0], ReadBytes: 512 * v[2], ReadMs: v[3], Writes: v[4], WriteMs: v[7], IOTicksMs: v[9]}
 		if n >= 17 {
 			d.Flushes, d.FlushMs, d.HasFlush = v[15], v[16], true
 		}

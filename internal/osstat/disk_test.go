@@ -20,7 +20,7 @@ func TestParseDiskStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Disk{Name: "vda", Reads: 34149, ReadMs: 14169, Writes: 69135, WriteMs: 14566, IOTicksMs: 12368,
+	want := Disk{Name: "vda", Reads: 34149, ReadBytes: 512 * 1504866, ReadMs: 14169, Writes: 69135, WriteMs: 14566, IOTicksMs: 12368,
 		Flushes: 25443, FlushMs: 3325, HasFlush: true}
 	if d != want {
 		t.Fatalf("vda: got %+v, want %+v", d, want)

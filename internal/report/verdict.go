@@ -213,6 +213,7 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 		f.LogDevName = t.LogDevice.Name
 	}
 	f.LogDirectIO = t.LogDirectIO
+	f.DataOnLogDev = t.DataOnLogDevice != nil && *t.DataOnLogDevice
 	f.CommitsWait = commitsWait(t.Durability)
 }
 
@@ -549,6 +550,12 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 		if ms, ok := c[target.CtrLogDevBusyMs]; ok && secs > 0 {
 			f.LogDevBusy = f64(math.Min(ms/1000/secs, 1))
 		}
+		if b, ok := c[target.CtrLogDevReadB]; ok && secs > 0 {
+			f.LogDevReadMBPerSec = f64(b / MB / secs)
+		}
+	}
+	if b, ok := c[target.CtrDataBytesRead]; ok && secs > 0 {
+		f.DataReadMBPerSec = f64(b / MB / secs)
 	}
 	if v, ok := c[target.CtrLogBytes]; ok && secs > 0 {
 		f.LogMBPerSec = f64(v / MB / secs)

@@ -101,6 +101,10 @@ type Info struct {
 	// LogDevice is the block device holding LogDir, for a local target
 	// on Linux; nil when it could not be told.
 	LogDevice *LogDevice `json:"log_device,omitempty"`
+	// DataOnLogDevice tells whether the server's data directory is on
+	// LogDevice too, so that the device's reads are the data files'
+	// (DataOnLogDevice): nil when that could not be told.
+	DataOnLogDevice *bool `json:"data_on_log_device,omitempty"`
 	// LogDirectIO is true when the server writes its log with O_DIRECT,
 	// so that a log sync waits for the device's cache flush alone (the
 	// write completed before it); MariaDB with innodb_log_file_buffering
@@ -613,6 +617,7 @@ const (
 	// only, Linux /proc/diskstats): the whole device's requests, not only
 	// the log's. Times are summed over requests, ms.
 	CtrLogDevReads   = "log_dev_reads"
+	CtrLogDevReadB   = "log_dev_read_bytes"
 	CtrLogDevReadMs  = "log_dev_read_ms"
 	CtrLogDevWrites  = "log_dev_writes"
 	CtrLogDevWriteMs = "log_dev_write_ms"
@@ -638,7 +643,7 @@ func AddLogDevice(out map[string]float64, d *LogDevice) {
 	if !ok {
 		return
 	}
-	out[CtrLogDevReads], out[CtrLogDevReadMs] = float64(s.Reads), float64(s.ReadMs)
+	out[CtrLogDevReads], out[CtrLogDevReadMs], out[CtrLogDevReadB] = float64(s.Reads), float64(s.ReadMs), float64(s.ReadBytes)
 	out[CtrLogDevWrites], out[CtrLogDevWriteMs] = float64(s.Writes), float64(s.WriteMs)
 	out[CtrLogDevBusyMs] = float64(s.IOTicksMs)
 	if s.HasFlush {
@@ -654,6 +659,20 @@ func FindLogDevice(logDir string) *LogDevice {
 		return nil
 	}
 	return &LogDevice{Name: d.Name, Dir: d.Path, Major: d.Major, Minor: d.Minor}
+}
+
+// DataOnLogDevice tells whether dataDir is on the block device d (the
+// log's); nil when either is unknown.
+func DataOnLogDevice(dataDir string, d *LogDevice) *bool {
+	if d == nil || dataDir == "" {
+		return nil
+	}
+	dd, ok := osstat.DiskOf(dataDir)
+	if !ok {
+		return nil
+	}
+	same := dd.Major == d.Major && dd.Minor == d.Minor
+	return &same
 }
 
 // RowSource feeds rows to BulkInserter.BulkInsert, one row per Next. It has

@@ -188,6 +188,11 @@ func TestOpenInfo(t *testing.T) {
 		t.Errorf("datadir %q, innodb_log_group_home_dir %q: LogDir %q, want an absolute directory",
 			info.Settings["datadir"], info.Settings["innodb_log_group_home_dir"], info.LogDir)
 	}
+	// A local server's datadir is examined as its log's directory is:
+	// whether the device's reads are the data files'.
+	if info.Local && info.LogDevice != nil && info.DataOnLogDevice == nil {
+		t.Errorf("log device %s found, but not whether datadir is on it", info.LogDevice.Name)
+	}
 	// Encryption as a worker's session has it: Ssl_version empty when
 	// the connection is not encrypted.
 	var name, ver string

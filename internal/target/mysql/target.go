@@ -281,6 +281,7 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	if info.Local {
 		t.serverPID = findServerPID(ctx, t.admin)
 		info.LogDevice = target.FindLogDevice(info.LogDir)
+		info.DataOnLogDevice = target.DataOnLogDevice(info.Settings["datadir"], info.LogDevice)
 	} else {
 		noteMissing(info.Settings, target.NotLocalEvidence)
 	}

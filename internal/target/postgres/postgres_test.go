@@ -185,6 +185,11 @@ func TestOpenInfo(t *testing.T) {
 		if d := info.Settings["data_directory"]; d == "" || info.LogDir != path.Join(d, "pg_wal") {
 			t.Errorf("superuser: data_directory %q, LogDir %q; want LogDir = data_directory/pg_wal", d, info.LogDir)
 		}
+		// A local server's data directory is examined as its log's is:
+		// whether the device's reads are the data files'.
+		if info.Local && info.LogDevice != nil && info.DataOnLogDevice == nil {
+			t.Errorf("log device %s found, but not whether data_directory is on it", info.LogDevice.Name)
+		}
 	} else if info.LogDir != "" {
 		t.Errorf("not a superuser, yet LogDir %q", info.LogDir)
 	}

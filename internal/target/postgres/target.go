@@ -268,6 +268,7 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 		info.LogDir = path.Join(d, "pg_wal")
 		if info.Local {
 			info.LogDevice = target.FindLogDevice(info.LogDir)
+			info.DataOnLogDevice = target.DataOnLogDevice(d, info.LogDevice)
 		}
 	}
 	return info, nil

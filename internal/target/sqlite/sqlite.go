@@ -157,6 +157,7 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 		LogDir: filepath.Dir(abs),
 	}
 	t.info.LogDevice = target.FindLogDevice(t.info.LogDir)
+	t.info.DataOnLogDevice = target.DataOnLogDevice(t.info.LogDir, t.info.LogDevice) // the WAL sits beside the database
 	t.schema = &schema{t: t}
 	return t, nil
 }
