@@ -127,6 +127,9 @@ type Figures struct {
 	// step's rate (the database's time at low load), and the p99 of the
 	// wait for a free worker (start lag, ms).
 	ServiceMs, MinServiceMs, StartLagP99Ms *float64
+	// FullPages are PostgreSQL's full-page images in the WAL (pg_stat_wal
+	// wal_fpi); nil where the server does not count them.
+	FullPages *FullPageFigures
 	// Queue is an open-loop step's (or one-step run's) tail: its latency
 	// p99 from the scheduled start against the database's own time per
 	// request; nil when not measured.
@@ -317,7 +320,46 @@ func Diagnose(f Figures) *Verdict {
 	v := diagnose(f)
 	addDeadlocks(v, f)
 	addHeadOfLine(v, f)
+	addFullPages(v, f)
 	return v
+}
+
+// FullPageFigures are the full-page images PostgreSQL wrote to its WAL
+// per request, the WAL bytes per request, the page size, and the settings
+// that decide how many there are and how large ("max_wal_size 1GB,
+// checkpoint_timeout 5min, wal_compression off"; "" when not known).
+type FullPageFigures struct {
+	PerReq, LogBytesPerReq, PageBytes float64
+	Settings                          string
+}
+
+// MinFullPageShare is the share of the WAL's bytes that full-page images
+// may make up, at most, before addFullPages speaks.
+const MinFullPageShare = 0.3
+
+// addFullPages says, under a verdict on the log (log-rate, commit-flush),
+// how much of the WAL was full-page images: the first change of a page
+// after each checkpoint logs the whole page. PostgreSQL updates on 800,000
+// rows after a checkpoint: 0.556 images per request, up to 4,554 of its
+// 4,973 WAL bytes, against 580 bytes per update without them.
+func addFullPages(v *Verdict, f Figures) {
+	fp := f.FullPages
+	if fp == nil || fp.PerReq <= 0 || fp.LogBytesPerReq <= 0 || fp.PageBytes <= 0 || (v.Bottleneck != LogRate && v.Bottleneck != CommitFlush) {
+		return
+	}
+	bytes := math.Min(fp.PerReq*fp.PageBytes, fp.LogBytesPerReq)
+	share := bytes / fp.LogBytesPerReq
+	if share < MinFullPageShare {
+		return
+	}
+	v.Evidence = append(v.Evidence, fmt.Sprintf(
+		"%.3g full-page images per request (pg_stat_wal.wal_fpi), up to %.0f of its %.0f WAL bytes (%.0f%%): the first change of each page after a checkpoint logs the whole page",
+		fp.PerReq, bytes, fp.LogBytesPerReq, 100*share))
+	action := "fewer checkpoints (a larger max_wal_size or checkpoint_timeout) or wal_compression, for fewer or smaller page images in the WAL"
+	if fp.Settings != "" {
+		action += " (now " + fp.Settings + ")"
+	}
+	v.Suggestions = append(v.Suggestions, Suggestion{Action: action + "; gain not predicted"})
 }
 
 // QueueFigures are an open-loop step's latency p99 from the scheduled

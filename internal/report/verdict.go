@@ -177,6 +177,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		counters, secs = res.Evidence.Counters, res.Evidence.Seconds
 	}
 	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
+	fullPages(&f, counters, secs, res.Target)
 	emulatedLog(&f, res.Target.Emulation)
 	if res.Evidence != nil {
 		fillInProcess(&f, res.Target.Engine, res.Load.Model == "closed", res.Evidence.Seconds)
@@ -186,6 +187,34 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	logDevice(&f, res.Target)
 	roundTrip(&f, res.Network, res.Summary.RoundTripsPerRequest)
 	return f
+}
+
+// ctrFullPages is PostgreSQL's count of full-page images in the WAL
+// (pg_stat_wal.wal_fpi), as its sampler names it.
+const ctrFullPages = "pg.wal_fpi"
+
+// fullPages gives the rules PostgreSQL's full-page images per request,
+// with the settings that govern them; nothing where they are not counted.
+// Per request as the log-rate rule takes the log's bytes: the counters'
+// rate over the requests'.
+func fullPages(f *diagnose.Figures, c map[string]float64, secs float64, t target.Info) {
+	n, ok := c[ctrFullPages]
+	lb, okb := c[target.CtrLogBytes]
+	if !ok || !okb || secs <= 0 || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 {
+		return
+	}
+	perReq := func(v float64) float64 { return v / secs / *f.RequestsPerSec }
+	page := 8192.0 // PostgreSQL's default block size
+	if v, err := strconv.ParseFloat(t.Settings["block_size"], 64); err == nil && v > 0 {
+		page = v
+	}
+	var set []string
+	for _, k := range []string{"max_wal_size", "checkpoint_timeout", "wal_compression"} {
+		if v := t.Settings[k]; v != "" {
+			set = append(set, k+" "+v)
+		}
+	}
+	f.FullPages = &diagnose.FullPageFigures{PerReq: perReq(n), LogBytesPerReq: perReq(lb), PageBytes: page, Settings: strings.Join(set, ", ")}
 }
 
 // tlsOff tells how to connect without TLS, by engine.
@@ -383,7 +412,7 @@ const MinStatsLag = 0.03
 // read as they happen.
 var statsLagCounters = []string{target.CtrLogBytes, target.CtrLogWrites, target.CtrLogSyncs, target.CtrLogWriteMs,
 	target.CtrLogSyncMs, target.CtrCommits, target.CtrRollbacks, target.CtrDataReads, target.CtrDataBytesRead,
-	target.CtrCacheHits, target.CtrCacheReads}
+	target.CtrCacheHits, target.CtrCacheReads, ctrFullPages}
 
 // statsLagScale is the factor that puts a PostgreSQL step's late-published
 // counters back on its own requests: the run's commits per request (its
@@ -473,6 +502,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 		s.StatsLagScale = f64(math.Round(k*1000) / 1000)
 	}
 	fillServer(&f, counters, secs, files, costs, res.Client.Cores)
+	fullPages(&f, counters, secs, res.Target)
 	emulatedLog(&f, res.Target.Emulation)
 	fillInProcess(&f, res.Target.Engine, false, secs)
 	discountIdle(&f, res.Target.Engine, false, secs)

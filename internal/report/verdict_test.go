@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -352,5 +353,28 @@ func TestLockTables(t *testing.T) {
 	}
 	if got := lockTables(map[string]float64{target.CtrWaitLockMs: 5}); got != nil {
 		t.Errorf("no table counters: %+v, want nil", got)
+	}
+}
+
+// TestFullPagesVerdict: PostgreSQL's full-page images (pg.wal_fpi) reach
+// a log verdict with the server's checkpoint settings, per request as the
+// log's bytes are taken.
+func TestFullPagesVerdict(t *testing.T) {
+	r := &runner.Result{Started: time.Now(), Total: snapWith(1000, 2*time.Millisecond, 0), Elapsed: 2 * time.Second, ClientCPUSeconds: 0.1,
+		Evidence: &runner.Evidence{Seconds: 2, Counters: map[string]float64{
+			target.CtrCommits: 1000, target.CtrLogSyncs: 1000, target.CtrLogSyncMs: 1500, target.CtrLogBytes: 5000 * 1000, ctrFullPages: 600}}}
+	info := target.Info{Engine: "postgres", Settings: map[string]string{"block_size": "8192", "max_wal_size": "1GB", "checkpoint_timeout": "5min", "wal_compression": "off"}}
+	res, err := Build(Params{Workload: "updates", Load: runner.Config{Threads: 1, Duration: 2 * time.Second}, Cores: 2, Info: info}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Verdict
+	if v.Bottleneck != diagnose.CommitFlush || !strings.Contains(strings.Join(v.Evidence, "|"), "0.6 full-page images per request (pg_stat_wal.wal_fpi), up to 4915 of its 5000 WAL bytes (98%)") {
+		t.Fatalf("%s: %q", v.Bottleneck, v.Evidence)
+	}
+	if !slices.ContainsFunc(v.Suggestions, func(s diagnose.Suggestion) bool {
+		return strings.Contains(s.Action, "(now max_wal_size 1GB, checkpoint_timeout 5min, wal_compression off)")
+	}) {
+		t.Errorf("suggestions %+v", v.Suggestions)
 	}
 }

@@ -65,7 +65,7 @@ var settingNames = []string{
 	"track_io_timing", "shared_buffers", "max_connections", "checkpoint_timeout",
 	"max_wal_size", "full_page_writes", "wal_level", "commit_delay",
 	"wal_writer_delay", "synchronous_standby_names", "block_size",
-	"server_version_num", "data_directory", "deadlock_timeout",
+	"server_version_num", "data_directory", "deadlock_timeout", "wal_compression",
 }
 
 // closeTimeout bounds how long closing a connection may take; Conn.Close
