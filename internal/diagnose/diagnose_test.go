@@ -1632,3 +1632,20 @@ func TestFullPages(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpoints: SQLite's WAL synced far more often than its threshold
+// calls for is said (figures of a real run: single inserts at 2500/s, 2
+// workers, NORMAL); at the threshold's rate (1 worker) it is not.
+func TestCheckpoints(t *testing.T) {
+	f := Figures{Threads: 2, Checkpoints: &CheckpointFigures{WALSyncsPerReq: 0.290, DonePerReq: 0.135, ExpectedPerReq: 0.000994, AutoPages: 1000, SyncShare: 0.18}}
+	v := &Verdict{}
+	addCheckpoints(v, f)
+	if len(v.Evidence) != 1 || v.Evidence[0] != "SQLite synced its WAL 0.29 times per request and completed 0.135 checkpoints per request, where its threshold (wal_autocheckpoint 1000 pages) calls for about 0.00099: at synchronous=NORMAL the WAL is synced only to checkpoint it, and with 2 workers writing it stayed over the threshold (it starts over only when no other connection is reading it), so later commits checkpointed again; the syncs took 18% of the connections' time" {
+		t.Errorf("evidence %q", v.Evidence)
+	}
+	f.Threads, f.Checkpoints = 1, &CheckpointFigures{WALSyncsPerReq: 0.00207, DonePerReq: 0.001, ExpectedPerReq: 0.000994, AutoPages: 1000, SyncShare: 0.02}
+	v = &Verdict{}
+	if addCheckpoints(v, f); len(v.Evidence) != 0 {
+		t.Errorf("one worker: %q", v.Evidence)
+	}
+}

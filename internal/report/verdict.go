@@ -178,6 +178,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	}
 	fillServer(&f, counters, secs, res.Files, res.Costs, res.Client.Cores)
 	fullPages(&f, counters, secs, res.Target)
+	sqliteCheckpoints(&f, res.Files, counters, secs, res.Target)
 	emulatedLog(&f, res.Target.Emulation)
 	if res.Evidence != nil {
 		fillInProcess(&f, res.Target.Engine, res.Load.Model == "closed", res.Evidence.Seconds)
@@ -215,6 +216,40 @@ func fullPages(f *diagnose.Figures, c map[string]float64, secs float64, t target
 		}
 	}
 	f.FullPages = &diagnose.FullPageFigures{PerReq: perReq(n), LogBytesPerReq: perReq(lb), PageBytes: page, Settings: strings.Join(set, ", ")}
+}
+
+// sqliteCheckpoints gives the rules SQLite's checkpoints where its
+// commits do not sync (WAL mode at NORMAL): the WAL's syncs and the
+// database file's (one per completed checkpoint) per request, and the
+// checkpoints per request that its threshold calls for.
+func sqliteCheckpoints(f *diagnose.Figures, files []File, c map[string]float64, secs float64, t target.Info) {
+	if cw := commitsWait(t.Durability); t.Engine != "sqlite" || cw == nil || *cw || secs <= 0 || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 || f.Threads <= 0 {
+		return
+	}
+	page, err1 := strconv.ParseFloat(t.Settings["page_size"], 64)
+	auto, err2 := strconv.ParseInt(t.Settings["wal_autocheckpoint"], 10, 64)
+	logBytes, ok := c[target.CtrLogBytes]
+	if err1 != nil || err2 != nil || page <= 0 || auto <= 0 || !ok {
+		return
+	}
+	var walSyncs, dbSyncs int64
+	var syncMs float64
+	for _, fl := range files {
+		switch fl.Role {
+		case "log":
+			walSyncs += fl.Syncs
+		case "data":
+			dbSyncs += fl.Syncs
+		default:
+			continue
+		}
+		syncMs += fl.SyncMs
+	}
+	perReq := func(v float64) float64 { return v / secs / *f.RequestsPerSec }
+	const walFrameHeader = 24 // bytes before each page in the WAL
+	f.Checkpoints = &diagnose.CheckpointFigures{WALSyncsPerReq: perReq(float64(walSyncs)), DonePerReq: perReq(float64(dbSyncs)),
+		ExpectedPerReq: perReq(logBytes) / (page + walFrameHeader) / float64(auto), AutoPages: auto,
+		SyncShare: math.Min(syncMs/1000/secs/float64(f.Threads), 1)}
 }
 
 // tlsOff tells how to connect without TLS, by engine.
@@ -503,6 +538,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 	}
 	fillServer(&f, counters, secs, files, costs, res.Client.Cores)
 	fullPages(&f, counters, secs, res.Target)
+	sqliteCheckpoints(&f, files, counters, secs, res.Target)
 	emulatedLog(&f, res.Target.Emulation)
 	fillInProcess(&f, res.Target.Engine, false, secs)
 	discountIdle(&f, res.Target.Engine, false, secs)

@@ -138,6 +138,16 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	if err := c.queryRow(ctx, "SELECT sqlite_version()", &t.version); err != nil {
 		return nil, fmt.Errorf("sqlite: version: %w", err)
 	}
+	// What sets how often a commit checkpoints the WAL: a connection's
+	// threshold (pages; the workers' connections keep the default too)
+	// and the database's page size.
+	var pageSize, autoCkpt int64
+	if err := c.queryRow(ctx, "PRAGMA wal_autocheckpoint", &autoCkpt); err != nil {
+		return nil, fmt.Errorf("sqlite: read wal_autocheckpoint: %w", err)
+	}
+	if err := c.queryRow(ctx, "PRAGMA page_size", &pageSize); err != nil {
+		return nil, fmt.Errorf("sqlite: read page_size: %w", err)
+	}
 	d := target.DurabilityInfo{Mode: opts.Durability, Setting: "synchronous", Scope: "connection",
 		Before: syncName(before), During: syncName(before), After: syncName(before)}
 	switch opts.Durability {
@@ -153,6 +163,7 @@ func Open(ctx context.Context, opts target.Options) (*Target, error) {
 	t.info = target.Info{
 		Engine: "sqlite", Version: t.version, DSN: "sqlite:" + abs, Local: true, Durability: d,
 		Settings: map[string]string{"journal_mode": "wal", "busy_timeout_ms": fmt.Sprint(BusyTimeout.Milliseconds()), "vfs": vfs.Name,
+			"page_size": fmt.Sprint(pageSize), "wal_autocheckpoint": fmt.Sprint(autoCkpt),
 			"missing_evidence": "commits (SQLite keeps no commit counter), server CPU (the engine runs inside ceiling: its CPU is the load generator's)"},
 		LogDir: filepath.Dir(abs),
 	}
