@@ -265,8 +265,9 @@ func Search(ctx context.Context, p Params, probe ProbeFunc) (Result, error) {
 // lowScan probes the ramp's rates above start, which broke the SLO while
 // keeping up, once each while they keep failing near it, for at most
 // MaxLowScan probes and up to p.Max. It returns the first rate that
-// passed, 0 when none did; every failing rate, the start's too, goes into
-// res.FailsBelow. ok is false when the search must stop (run's).
+// passed, 0 when none did; every rate that failed near it, the start's
+// too, goes into res.FailsBelow. ok is false when the search must stop
+// (run's).
 func lowScan(res *Result, p Params, start float64, run func(float64, int) (Outcome, bool, error)) (float64, bool, error) {
 	res.FailsBelow = append(res.FailsBelow, start)
 	rate := start
@@ -282,10 +283,10 @@ func lowScan(res *Result, p Params, start float64, run func(float64, int) (Outco
 		if out.Pass {
 			return rate, true, nil
 		}
-		res.FailsBelow = append(res.FailsBelow, rate)
 		if !out.near() {
-			break
+			break // fell behind, or broke the SLO by more: no longer the latency at rest
 		}
+		res.FailsBelow = append(res.FailsBelow, rate)
 	}
 	return 0, true, nil
 }

@@ -40,8 +40,9 @@ type Knee struct {
 	// target kept up with them, probed once each above a start rate that
 	// had (the start's included): with Rate set they lie below it, the
 	// target's latency being higher at low rates than at Rate; with Rate
-	// null every rate probed failed. Absent when the start passed or could
-	// not be kept up with.
+	// null no rate up to the last of them met it (the scan stopped there,
+	// or at the next rate, which fell behind or broke the SLO by more).
+	// Absent when the start passed or could not be kept up with.
 	FailsBelow []float64 `json:"fails_below,omitempty"`
 	// Stop says why the search ended: converged, max-passed, start-failed,
 	// interrupted, probe-limit, probe-error, no-progress.
@@ -273,7 +274,7 @@ func flatLatency(res *Result) (string, knee.Term) {
 			s := fmt.Sprintf("the target kept up with %s/s, the start rate, and %s was %s there (probe %d, of enough requests): its latency at rest is above %s, which a lower rate seldom changes",
 				fmtRate(first), t.Name(), fmtMsValue(v), at+1, t)
 			if n := len(k.FailsBelow); n > 1 {
-				s += fmt.Sprintf(", and nor did the rates above it up to %s/s", fmtRate(k.FailsBelow[n-1]))
+				s += fmt.Sprintf("; the rates above it up to %s/s, kept up with too, broke it as well", fmtRate(k.FailsBelow[n-1]))
 			}
 			return s, t
 		}
