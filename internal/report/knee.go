@@ -265,6 +265,14 @@ func flatLatency(res *Result) (string, knee.Term) {
 		if !ok {
 			continue
 		}
+		if !startFailed && len(k.FailsBelow) > 0 {
+			// Rates below the knee failed too: a knee that passed
+			// narrowly lies where the spread fell, between failures.
+			if pass, step, ok := narrowPass(k, t, step, value); ok {
+				return fmt.Sprintf("%s/s passed narrowly (%s %s, probe %d) between rates that broke %s below it (%s) and above it (%s at %s/s): %s is about this target's latency at any load, so the knee is where the measurements' spread fell, not where the target tops out",
+					fmtRate(*k.Rate), t.Name(), fmtMsValue(pass), step+1, t, failsBelowList(k), fmtMsValue(v), fmtRate(first), t), t
+			}
+		}
 		if startFailed {
 			if at < 0 {
 				// Every figure thin: one stray slow request may have set
@@ -309,6 +317,42 @@ func flatLatency(res *Result) (string, knee.Term) {
 			t.Name(), fmtMsValue(atLow), fmtRate(low), lowStep+1, fmtMsValue(atFail), fmtRate(fail), t), t
 	}
 	return "", knee.Term{}
+}
+
+// narrowMargin: a passing figure of a latency term within this share of
+// its limit passed narrowly.
+const narrowMargin = 0.9
+
+// narrowPass reports whether every run that passed, at any rate, passed
+// t only narrowly (at least narrowMargin of its limit), with the knee
+// rate's best figure and its step. A knee found by bisection passes
+// narrowly where the latency grows with the rate; rates well below the
+// limit elsewhere tell such a knee from one the spread set.
+func narrowPass(k *Knee, t knee.Term, step func(KneeProbe) *Step, value func(*Step) (float64, bool)) (float64, int, bool) {
+	best, at := math.Inf(1), -1
+	for _, p := range k.Probes {
+		s := step(p)
+		if s == nil || !p.Pass {
+			continue
+		}
+		v, ok := value(s)
+		if !ok || t.Limit <= 0 || v < narrowMargin*t.Limit {
+			return 0, 0, false
+		}
+		if p.Rate == *k.Rate && v < best {
+			best, at = v, *p.Step
+		}
+	}
+	return best, at, at >= 0
+}
+
+// failsBelowList names a knee's FailsBelow rates: "10/s, 20/s and 40/s".
+func failsBelowList(k *Knee) string {
+	rates := make([]string, len(k.FailsBelow))
+	for i, r := range k.FailsBelow {
+		rates[i] = fmtRate(r) + "/s"
+	}
+	return suggest.AndList(rates)
 }
 
 // Answer is KneeAnswer for r's search, whose start rate's advice it
@@ -443,9 +487,8 @@ func failsBelowNote(k *Knee) string {
 	if len(k.FailsBelow) == 0 || k.Rate == nil {
 		return ""
 	}
-	var rates, thin []string
+	var thin []string
 	for _, r := range k.FailsBelow {
-		rates = append(rates, fmtRate(r)+"/s")
 		// Thin: every run at r broke the SLO only by percentiles of too
 		// few requests.
 		th := true
@@ -465,9 +508,9 @@ func failsBelowNote(k *Knee) string {
 		}
 	}
 	s := fmt.Sprintf("; below %s/s it fails too: %s broke it while keeping up with their rate, so this target's latency is higher at low rates (an idle host's cores, caches and connections wake up for each request)",
-		fmtRate(lowest), suggest.AndList(rates))
+		fmtRate(lowest), failsBelowList(k))
 	switch {
-	case len(thin) == len(rates):
+	case len(thin) == len(k.FailsBelow):
 		s += ", though each only by a percentile of too few requests, which one stray slow request sets"
 	case len(thin) > 0:
 		s += fmt.Sprintf(", though %s only by a percentile of too few requests", suggest.AndList(thin))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -384,5 +385,58 @@ func TestKeptUp(t *testing.T) {
 		if got := KeptUp(tc.f); got != tc.want {
 			t.Errorf("%+v: kept up %v, want %v", tc.f, got, tc.want)
 		}
+	}
+}
+
+// TestKneeNarrowBetweenFailures: a knee that passed narrowly, with rates
+// failing below it (the low-rate scan) and above it and no rate passing
+// with room, is where the spread fell (figures of a real search:
+// PostgreSQL updates, 8 threads, p99<5ms, 5 s probes: only 640/s passed,
+// at 4.86 ms); where other rates passed well under the limit (p50<1ms:
+// 0.60-0.87 ms from 320/s to 2560/s), the knee stands.
+func TestKneeNarrowBetweenFailures(t *testing.T) {
+	type pr struct {
+		rate      float64
+		pass      bool
+		completed int64
+		fig       float64
+	}
+	build := func(slo string, first float64, kneeRate float64, below []float64, probes []pr, p50 bool) *Result {
+		res := &Result{Workload: Workload{Name: "updates"}}
+		k := &Knee{Rate: &kneeRate, FirstFailingRate: &first, SLOApplied: slo, Retries: 1, Stop: "converged", Start: 10, FailsBelow: below}
+		for i, p := range probes {
+			lat := &metrics.Latency{P99: p.fig}
+			if p50 {
+				lat = &metrics.Latency{P50: p.fig, P99: 5 * p.fig}
+			}
+			res.Steps = append(res.Steps, Step{Rate: p.rate, Completed: p.completed, LatencyMs: lat, Verdict: &diagnose.Verdict{Bottleneck: "none"}})
+			kp := KneeProbe{Rate: p.rate, Pass: p.pass, Step: &[]int{i}[0]}
+			if !p.pass {
+				kp.FailedTerms = []string{"broken"}
+			}
+			k.Probes = append(k.Probes, kp)
+		}
+		res.Knee = k
+		return res
+	}
+	res := build("p99<5ms,late<1%,errors<1%", 660, 640, []float64{10, 20, 40, 80, 160, 320}, []pr{
+		{10, false, 500, 5.767}, {20, false, 100, 9.695}, {40, false, 200, 7.131}, {80, false, 400, 5.987}, {160, false, 800, 5.159},
+		{320, false, 1600, 5.767}, {640, true, 3200, 4.859}, {1280, false, 6400, 8.119}, {960, false, 4800, 6.943}, {800, false, 4000, 7.823},
+		{720, false, 3600, 6.931}, {680, false, 3400, 5.615}, {660, false, 3300, 8.199}, {660, false, 3300, 7.859}}, false)
+	setKneeVerdict(res)
+	ev := strings.Join(res.Verdict.Evidence, "|")
+	if !strings.Contains(ev, "640/s passed narrowly (p99 4.86 ms, probe 7) between rates that broke p99<5ms below it (10/s, 20/s, 40/s, 80/s, 160/s and 320/s) and above it (7.86 ms at 660/s)") {
+		t.Fatalf("spread not said: %q", ev)
+	}
+	if !slices.ContainsFunc(res.Verdict.Suggestions, func(s diagnose.Suggestion) bool { return strings.Contains(s.Action, "a looser p99") }) {
+		t.Errorf("suggestions %+v", res.Verdict.Suggestions)
+	}
+
+	res = build("p50<1ms,late<1%,errors<1%", 4640, 4480, []float64{10, 20, 40, 80, 160}, []pr{
+		{10, false, 500, 2.2}, {320, true, 1600, 0.873}, {640, true, 3200, 0.715}, {2560, true, 12800, 0.604},
+		{4480, true, 22400, 0.97}, {4640, false, 23200, 1.659}, {4640, false, 23200, 1.44}}, true)
+	setKneeVerdict(res)
+	if ev := strings.Join(res.Verdict.Evidence, "|"); strings.Contains(ev, "passed narrowly") || strings.Contains(ev, "did not grow") {
+		t.Errorf("a knee with room below it: %q", ev)
 	}
 }
