@@ -196,15 +196,13 @@ const ctrFullPages = "pg.wal_fpi"
 
 // fullPages gives the rules PostgreSQL's full-page images per request,
 // with the settings that govern them; nothing where they are not counted.
-// Per request as the log-rate rule takes the log's bytes: the counters'
-// rate over the requests'.
 func fullPages(f *diagnose.Figures, c map[string]float64, secs float64, t target.Info) {
 	n, ok := c[ctrFullPages]
 	lb, okb := c[target.CtrLogBytes]
-	if !ok || !okb || secs <= 0 || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 {
+	perReq, okr := perRequest(f, secs)
+	if !ok || !okb || !okr {
 		return
 	}
-	perReq := func(v float64) float64 { return v / secs / *f.RequestsPerSec }
 	page := 8192.0 // PostgreSQL's default block size
 	if v, err := strconv.ParseFloat(t.Settings["block_size"], 64); err == nil && v > 0 {
 		page = v
@@ -218,12 +216,24 @@ func fullPages(f *diagnose.Figures, c map[string]float64, secs float64, t target
 	f.FullPages = &diagnose.FullPageFigures{PerReq: perReq(n), LogBytesPerReq: perReq(lb), PageBytes: page, Settings: strings.Join(set, ", ")}
 }
 
+// perRequest turns a counter's delta over secs into a figure per request
+// at f's requests/s, as the log-rate rule takes the log's bytes; ok is
+// false without either.
+func perRequest(f *diagnose.Figures, secs float64) (func(float64) float64, bool) {
+	if secs <= 0 || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 {
+		return nil, false
+	}
+	rps := *f.RequestsPerSec
+	return func(v float64) float64 { return v / secs / rps }, true
+}
+
 // sqliteCheckpoints gives the rules SQLite's checkpoints where its
 // commits do not sync (WAL mode at NORMAL): the WAL's syncs and the
 // database file's (one per completed checkpoint) per request, and the
 // checkpoints per request that its threshold calls for.
 func sqliteCheckpoints(f *diagnose.Figures, files []File, c map[string]float64, secs float64, t target.Info) {
-	if cw := commitsWait(t.Durability); t.Engine != "sqlite" || cw == nil || *cw || secs <= 0 || f.RequestsPerSec == nil || *f.RequestsPerSec <= 0 || f.Threads <= 0 {
+	perReq, okr := perRequest(f, secs)
+	if cw := commitsWait(t.Durability); t.Engine != "sqlite" || cw == nil || *cw || !okr || f.Threads <= 0 {
 		return
 	}
 	page, err1 := strconv.ParseFloat(t.Settings["page_size"], 64)
@@ -245,7 +255,6 @@ func sqliteCheckpoints(f *diagnose.Figures, files []File, c map[string]float64, 
 		}
 		syncMs += fl.SyncMs
 	}
-	perReq := func(v float64) float64 { return v / secs / *f.RequestsPerSec }
 	const walFrameHeader = 24 // bytes before each page in the WAL
 	f.Checkpoints = &diagnose.CheckpointFigures{WALSyncsPerReq: perReq(float64(walSyncs)), DonePerReq: perReq(float64(dbSyncs)),
 		ExpectedPerReq: perReq(logBytes) / (page + walFrameHeader) / float64(auto), AutoPages: auto,
