@@ -115,7 +115,7 @@ func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	if f.threads <= 0 && !threads {
 		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
 	}
-	if f.ops < 0 {
+	if f.ops < 0 || (f.ops == 0 && fs.Changed("ops")) {
 		errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
 	}
 	if fs.Changed("step") && f.ops > 0 {

@@ -334,6 +334,8 @@ func TestBadInput(t *testing.T) {
 		{"negative threads", []string{"run", "single-inserts", "--db", db, "-c", "-3"}, ExitUsage, "--threads must be at least 1"},
 		{"zero duration", []string{"run", "single-inserts", "--db", db, "-T", "0"}, ExitUsage, "--duration must be positive"},
 		{"negative duration", []string{"run", "single-inserts", "--db", db, "-T", "-5s"}, ExitUsage, "--duration must be positive"},
+		{"zero ops", []string{"run", "single-inserts", "--db", db, "--ops", "0"}, ExitUsage, "--ops must be positive, got 0"},
+		{"zero ops on a threads ramp", []string{"run", "single-inserts", "--db", db, "--threads-ramp", "1,2", "--ops", "0"}, ExitUsage, "--ops must be positive, got 0"},
 		{"1ns duration", []string{"run", "single-inserts", "--db", db, "-T", "1ns"}, ExitUsage, "--duration must be at least 100ms"},
 		{"5ms interval", []string{"run", "single-inserts", "--db", db, "--interval", "5ms"}, ExitUsage, "--interval must be at least 100ms (the kernel counts CPU time in 10 ms ticks"},
 		{"5ms interval on knee", []string{"knee", "single-inserts", "--db", db, "--slo", "p99<1s", "--interval", "5ms"}, ExitUsage, "--interval must be at least 100ms"},

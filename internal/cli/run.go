@@ -309,7 +309,7 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		} else if f.duration > 0 && f.duration < MinStep {
 			errs = append(errs, fmt.Errorf("--duration must be at least %v (a run measures rates over its duration; --ops N stops after N requests), got %v", MinStep, f.duration))
 		}
-		if f.ops < 0 {
+		if f.ops < 0 || (f.ops == 0 && fs.Changed("ops")) {
 			errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
 		}
 		if f.warmup < 0 {
