@@ -355,6 +355,16 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	} else if len(w.Ops()) < 2 {
 		f.isolate = 0 // one operation (a custom file's only request): the run measured it alone
 	}
+	switch {
+	case ramp:
+		if err := workload.ColdStartError(w, "a --rates ramp"); err != nil {
+			errs = append(errs, err)
+		}
+	case f.warmup > 0:
+		if err := workload.ColdStartError(w, "--warmup "+f.warmup.String()); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if fs.Changed("probe-dir") {
 		if f.noProbe {
 			errs = append(errs, errors.New("--probe-dir and --no-probe are exclusive"))

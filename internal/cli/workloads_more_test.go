@@ -191,7 +191,7 @@ func TestMoreWorkloads(t *testing.T) {
 				if engine == "sqlite" {
 					args = append(args, "--cold") // a server's OS cache drop would be host-wide
 				}
-				r, _ := runFull(t, args...)
+				r, out := runFull(t, args...)
 				if r.Summary.Requests != 10 || r.Summary.Rows != 10*1000 {
 					t.Fatalf("%d requests read %d rows, want 10 reading 10000", r.Summary.Requests, r.Summary.Rows)
 				}
@@ -206,6 +206,16 @@ func TestMoreWorkloads(t *testing.T) {
 					if os, _ := cold["os_cache"].(string); !strings.HasPrefix(os, "dropped") {
 						t.Fatalf("--cold on SQLite: cold_cache %v, want the OS cache dropped", cold)
 					}
+					// Each worker's first scan is timed apart from the rest.
+					f := r.Figures
+					if n := f["first_scans"]; n < 1 || n > 2 || n+f["later_scans"] != 10 || f["first_scan_ms"] <= 0 || f["later_scan_ms"] <= 0 {
+						t.Fatalf("--cold figures %v: want 1-2 first scans (one per worker) and the rest of the 10 later, both timed", f)
+					}
+					if !strings.Contains(out, "first scans") || !strings.Contains(out, "later scans") {
+						t.Fatalf("--cold: the console does not show the first and later scans:\n%s", out)
+					}
+				} else if _, ok := r.Figures["first_scans"]; ok {
+					t.Fatalf("without --cold: figures %v, want no first-scan figures", r.Figures)
 				}
 			})
 			t.Run("tables-spread", func(t *testing.T) {

@@ -74,11 +74,15 @@ func combineObserved(rs []*runner.Result) map[string]float64 {
 }
 
 // figureLines describes the well-known figures on the console, in order.
-var figureLines = []struct{ key, format string }{
-	{"nopm", "NOPM       %10.0f   new orders committed per minute, counted from the database"},
-	{"tpm", "TPM        %10.0f   the server's commits + rollbacks per minute (other sessions count too; ceiling's own monitoring does not)"},
-	{"client_tpm", "client TPM %10.0f   transactions per minute ceiling itself committed or rolled back"},
-	{"efficiency_pct", "efficiency %9.1f%%   of the specification's maximum, 12.86 NOPM per warehouse"},
+// A line with a count key also prints that figure (a count of what the
+// line's figure is the mean of) and stands for it.
+var figureLines = []struct{ key, format, count string }{
+	{"nopm", "NOPM       %10.0f   new orders committed per minute, counted from the database", ""},
+	{"tpm", "TPM        %10.0f   the server's commits + rollbacks per minute (other sessions count too; ceiling's own monitoring does not)", ""},
+	{"client_tpm", "client TPM %10.0f   transactions per minute ceiling itself committed or rolled back", ""},
+	{"efficiency_pct", "efficiency %9.1f%%   of the specification's maximum, 12.86 NOPM per warehouse", ""},
+	{"first_scan_ms", "first scans %9.1f ms   mean of %.0f, each worker's first scan: the one --cold's eviction left cold", "first_scans"},
+	{"later_scan_ms", "later scans %9.1f ms   mean of the %.0f after them, on the caches as the scans before left them", "later_scans"},
 }
 
 // figureLabels name the well-known figures in reports, in display order.
@@ -91,6 +95,10 @@ var figureLabels = []struct{ key, label string }{
 	{"index_build_indexes", "secondary indexes built after the load"},
 	{"index_build_rows", "rows they indexed"},
 	{"index_build_s", "index build seconds (not in the figures above)"},
+	{"first_scan_ms", "first scan ms (each worker's first, after --cold's eviction; mean)"},
+	{"first_scans", "first scans (one per worker)"},
+	{"later_scan_ms", "later scan ms (the scans after the first; mean)"},
+	{"later_scans", "later scans"},
 }
 
 // countFigures are workload figures that count events over the measured
@@ -103,6 +111,7 @@ var countFigures = map[string]struct {
 	higher int
 }{
 	"new_orders":               {"nopm", 1},
+	"later_scans":              {"", 0},
 	"new_order_rollbacks":      {"", 0},
 	"retries":                  {"", -1},
 	"delivery_empty_districts": {"", 0},
@@ -186,6 +195,9 @@ func writeFigures(w io.Writer, r *Result) {
 		known[l.key] = true
 		v, ok := r.Figures[l.key]
 		switch {
+		case ok && l.count != "":
+			known[l.count] = true
+			fmt.Fprintf(w, l.format+"\n", v, r.Figures[l.count])
 		case ok:
 			fmt.Fprintf(w, l.format+"\n", v)
 		case l.key == "tpm" && r.Figures["nopm"] != 0:

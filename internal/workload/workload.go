@@ -8,6 +8,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -182,4 +183,22 @@ type Sharder interface {
 // the shards takes such figures from one shard and adds up the others.
 type DatabaseFigurer interface {
 	DatabaseFigures() []string
+}
+
+// ColdStarter is implemented by workloads that can empty caches once
+// before a run (sequential-selects --cold). Only the run's first requests
+// find the caches cold: a warm-up, or every step of a ramp after the first,
+// would measure a warm cache under the name of a cold one, so those are
+// refused when ColdStart reports true.
+type ColdStarter interface {
+	ColdStart() bool
+}
+
+// ColdStartError returns a usage error for a cold-starting w run with a
+// warm-up or as steps (what: "--warmup 10s", "a --rates ramp"), or nil.
+func ColdStartError(w Workload, what string) error {
+	if c, ok := w.(ColdStarter); ok && c.ColdStart() {
+		return fmt.Errorf("--cold empties the caches once, before the run's first requests: with %s the measured requests would find them warm; drop one or the other (ceiling run --cold --repeat N gives several cold runs)", what)
+	}
+	return nil
 }
