@@ -146,6 +146,32 @@ func TestStorageQueueRule(t *testing.T) {
 	if c := StorageQueueRule(emu); !c.Matched || !strings.Contains(c.Why, "data-file latency 7.97 ms = 2068× the device's 0.00385 ms") {
 		t.Fatalf("emulated: %+v", c)
 	}
+	// SQLite: the writers wait for the one write lock while its holder
+	// waits on the data file (updates by 4 writers, 500 IOPS emulated):
+	// those lock waits count as the data file's, and storage-queue wins
+	// over contention. A holder mostly on CPU keeps them contention's.
+	held := Figures{InProcess: true, DataLatencyMs: p(2.59), DeviceLatencyMs: p(0.0055), DataIOPS: p(499), DataIOPSLimit: p(500), Profile: "azure-mi-gp-file-128g",
+		WaitMs: map[string]float64{WaitDataRead: 21, WaitDataWrite: 22, WaitLock: 52, WaitCPU: 5}}
+	c = StorageQueueRule(held)
+	ev := strings.Join(c.Evidence, "|")
+	if !c.Matched || c.Score < 0.85 || !strings.Contains(ev, "data-file IO waits are 43% of the sessions' time, and waits for SQLite's one writer while it waited on the data file another 47%") ||
+		!strings.Contains(ev, "data files at 499 IOPS: the 500 IOPS limit of azure-mi-gp-file-128g, held by --emulate") {
+		t.Fatalf("held writer: %+v", c)
+	}
+	if v := Diagnose(held); v.Bottleneck != StorageQueue {
+		t.Fatalf("held writer: verdict %s, want storage-queue", v.Bottleneck)
+	}
+	onCPU := held
+	onCPU.WaitMs = map[string]float64{WaitDataRead: 10, WaitDataWrite: 10, WaitLock: 50, WaitCPU: 30}
+	if c := StorageQueueRule(onCPU); !c.Matched || c.Score > 0.25 || strings.Contains(strings.Join(c.Evidence, "|"), "one writer") {
+		t.Fatalf("holder on CPU: %+v", c)
+	}
+	// Below 90% of the limit, the rate is not said to be held at it.
+	under := held
+	under.DataIOPS = p(300)
+	if c := StorageQueueRule(under); strings.Contains(strings.Join(c.Evidence, "|"), "held by --emulate") {
+		t.Fatalf("300 of 500 IOPS: %+v", c.Evidence)
+	}
 	for _, f := range []Figures{
 		{DataLatencyMs: p(500)},                        // device latency unknown
 		{DataLatencyMs: p(5), DeviceLatencyMs: p(3)},   // no queue

@@ -367,7 +367,8 @@ func reqPerSec(r *report.Result) float64 {
 // appliedChange says what to changed that suggestion s (of from's verdict)
 // asked for, or "" when to did not apply it (or it cannot tell): relaxed
 // durability, batching (a batch-size parameter grew), connections
-// without TLS, or a workload's own switch ("--procedures: …").
+// without TLS, a workload's own switch ("--procedures: …"), or the next
+// size up of an emulated profile at the same thread count.
 func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 	if from.Workload.Name != to.Workload.Name {
 		return ""
@@ -378,6 +379,14 @@ func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 		fm, tm := from.Target.Durability.Mode, to.Target.Durability.Mode
 		if tm == target.DurabilityRelaxed && fm != tm {
 			return fmt.Sprintf("durability %s → %s", fm, tm)
+		}
+	case strings.Contains(a, "(--emulate ") && strings.Contains(a, " measures it)"):
+		// The next size up of the profile from's files were held to.
+		_, rest, _ := strings.Cut(s.Action, "(--emulate ")
+		name, _, _ := strings.Cut(rest, " ")
+		fe, te := from.Target.Emulation, to.Target.Emulation
+		if te != nil && te.Profile == name && fe != nil && fe.Profile != name && from.Load.Threads == to.Load.Threads {
+			return fmt.Sprintf("--emulate %s → %s", fe.Profile, name)
 		}
 	case strings.HasPrefix(a, "unencrypted connections"):
 		// Suggested without a predicted gain: the pair measures it.
