@@ -115,7 +115,11 @@ type Figures struct {
 	// where the workload's requests are such writes (bulk-load's batches);
 	// nil otherwise.
 	RowsPerTx *float64
-	LatePct   *float64 // open loop: late requests, % of scheduled
+	// FixedTx names a workload whose transactions its specification sets
+	// (TPC-C's), so more rows per transaction is no advice to give; "" for
+	// the others.
+	FixedTx string
+	LatePct *float64 // open loop: late requests, % of scheduled
 	// KeptUp marks an open loop (or step) that kept up with its scheduled
 	// rate: its requests/s is the rate asked for, not what the database
 	// could do, so no suggestion predicts requests/s from it.
@@ -663,7 +667,10 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 		evidence = fmt.Sprintf("%s keep%s the cores %.3g%% busy (< %.0f%%), but SQLite takes one writer at a time: its writes go at one writer's pace, which more threads do not raise",
 			Threads(f.Threads), verbS(f.Threads), 100**b, 100*MaxUnsaturatedBusy)
 		s = Suggestion{Action: "several rows per transaction (one writer's commits are the pace; more threads would wait on the write lock)"}
-		if f.RowsPerTx != nil && *f.RowsPerTx >= 2 {
+		switch {
+		case f.FixedTx != "":
+			s.Action = fixedTxAction(f)
+		case f.RowsPerTx != nil && *f.RowsPerTx >= 2:
 			s.Action = fmt.Sprintf("more rows per transaction than these %s (one writer's commits are the pace; more threads would wait on the write lock)", Thousands(math.Round(*f.RowsPerTx)))
 		}
 		return evidence, s, true
@@ -672,6 +679,12 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 		Threads(f.Threads), verbS(f.Threads), 100**b, 100*MaxUnsaturatedBusy)
 	s = Suggestion{Action: fmt.Sprintf("more threads (-c %d) or an open-loop ramp (--rates) to find the ceiling", 2*f.Threads)}
 	return evidence, s, true
+}
+
+// fixedTxAction is the advice for writes that SQLite's one writer paces
+// when the workload's transactions are not the user's to batch.
+func fixedTxAction(f Figures) string {
+	return fmt.Sprintf("a server engine (PostgreSQL, MySQL/MariaDB) to measure concurrent writers: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock, and %s transactions are set by its specification, not to be batched (gain not predicted)", f.FixedTx)
 }
 
 // oneWriter says whether the run wrote to the embedded engine, which takes
@@ -900,8 +913,11 @@ func CommitFlushRule(f Figures) Candidate {
 	}
 	gain := gainFromShare(share)
 	c.Suggestions = append(c.Suggestions, suggest("--durability relaxed"+bound, gain, f))
-	// Batching k rows per commit leaves 1/k of the sync time per row.
-	c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("batch %d rows per commit%s", BatchRows, bound), 1/(1-share+share/BatchRows), f))
+	// Batching k rows per commit leaves 1/k of the sync time per row
+	// (not TPC-C's, whose transactions are set).
+	if f.FixedTx == "" {
+		c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("batch %d rows per commit%s", BatchRows, bound), 1/(1-share+share/BatchRows), f))
+	}
 	return c
 }
 
@@ -1461,7 +1477,10 @@ func CPURule(f Figures) Candidate {
 			// for the one write lock, not use the idle core (single
 			// inserts: +4% at 2 threads).
 			action := "several rows per transaction, which spreads each commit's work over its rows: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock, not use the idle cores (gain not predicted)"
-			if f.RowsPerTx != nil && *f.RowsPerTx >= BatchRows {
+			switch {
+			case f.FixedTx != "":
+				action = fixedTxAction(f)
+			case f.RowsPerTx != nil && *f.RowsPerTx >= BatchRows:
 				// Already many rows per commit: the rows' own work is
 				// the one core's.
 				action = fmt.Sprintf("a faster core: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock, not use the idle cores, and these transactions already write %s rows each (gain not predicted)", Thousands(math.Round(*f.RowsPerTx)))
@@ -1616,8 +1635,10 @@ func ContentionRule(f Figures) Candidate {
 		if share, how, ok := serialSyncShare(f); ok && f.CommitsWait != nil && *f.CommitsWait {
 			c.Evidence = append(c.Evidence, how)
 			if share >= MinCommitShare {
-				c.Suggestions = append(c.Suggestions, suggest("--durability relaxed (at least)", gainFromShare(share), f),
-					suggest(fmt.Sprintf("batch %d rows per commit (at least)", BatchRows), 1/(1-share+share/BatchRows), f))
+				c.Suggestions = append(c.Suggestions, suggest("--durability relaxed (at least)", gainFromShare(share), f))
+				if f.FixedTx == "" {
+					c.Suggestions = append(c.Suggestions, suggest(fmt.Sprintf("batch %d rows per commit (at least)", BatchRows), 1/(1-share+share/BatchRows), f))
+				}
 			}
 		}
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer writer threads or shorter write transactions: SQLite admits one writer at a time for the whole database (a server engine takes concurrent writers)"})
@@ -1728,7 +1749,11 @@ func ClientRule(f Figures) Candidate {
 		if oneWriter(f) {
 			// Writes to the embedded engine: one writer at a time, so
 			// more threads would queue on its lock, not in ceiling.
-			c.Suggestions = append(c.Suggestions, Suggestion{Action: "several rows per transaction: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock instead of in ceiling"})
+			action := "several rows per transaction: SQLite takes one writer at a time, so more threads (-c) would wait on its write lock instead of in ceiling"
+			if f.FixedTx != "" {
+				action = fixedTxAction(f)
+			}
+			c.Suggestions = append(c.Suggestions, Suggestion{Action: action})
 			return c
 		}
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: fmt.Sprintf("%d or more threads (-c), so more requests are in flight at once", max(2*f.Threads, 4))})

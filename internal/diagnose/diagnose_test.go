@@ -83,6 +83,12 @@ func TestCommitFlushRule(t *testing.T) {
 	if !strings.HasPrefix(b.Action, "batch") || *b.PredictedGain < 2.5 || *b.PredictedGain > *s.PredictedGain {
 		t.Fatalf("batch suggestion %+v gain %v", b, *b.PredictedGain)
 	}
+	// TPC-C's transactions are set by its specification: no batching.
+	fixed := commitBound
+	fixed.FixedTx = "TPC-C's"
+	if c := CommitFlushRule(fixed); !c.Matched || len(c.Suggestions) != 1 || c.Suggestions[0].Action != "--durability relaxed" {
+		t.Fatalf("TPC-C: suggestions %+v, want relaxed durability alone", c.Suggestions)
+	}
 
 	tests := []struct {
 		name    string
@@ -1486,6 +1492,12 @@ func TestUnsaturatedWriterBatches(t *testing.T) {
 	f.RowsPerTx = nil
 	if _, s, _ := unsaturated(f); !strings.HasPrefix(s.Action, "several rows per transaction") {
 		t.Fatalf("single rows: %q", s.Action)
+	}
+	// TPC-C on SQLite (2 threads, cores 59% busy) is not told to batch
+	// transactions its specification sets.
+	f.FixedTx = "TPC-C's"
+	if _, s, _ := unsaturated(f); !strings.HasPrefix(s.Action, "a server engine (PostgreSQL, MySQL/MariaDB)") || strings.Contains(s.Action, "rows per transaction") {
+		t.Fatalf("TPC-C: %q", s.Action)
 	}
 }
 

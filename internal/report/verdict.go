@@ -142,6 +142,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	if s.ElapsedS > 0 {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
 	}
+	f.FixedTx = fixedTx(res)
 	if res.Workload.Name == "bulk-load" && s.Requests > 0 {
 		// One batch per request, in one transaction.
 		f.RowsPerTx = f64(float64(s.Rows) / float64(s.Requests))
@@ -528,6 +529,15 @@ func lagScaled(c map[string]float64, costs Costs, k float64) (map[string]float64
 
 // stepFigures gathers the figures of one open-loop step, and records on s
 // the stats_lag_scale they applied (statsLagScale).
+// fixedTx names a workload whose transactions its specification sets
+// (diagnose.Figures.FixedTx), or "".
+func fixedTx(res *Result) string {
+	if res.Workload.Name == "tpcc" {
+		return "TPC-C's"
+	}
+	return ""
+}
+
 func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService, dev *float64) diagnose.Figures {
 	f := diagnose.Figures{Scope: fmt.Sprintf("step %d (%s/s)", s.Index+1, fmtRate(s.Rate)), Threads: res.Load.Threads,
 		Requests: s.Completed, ElapsedS: s.DurationS, RequestsPerSec: s.AchievedPerSec, OpenLoop: true, LatePct: s.LatePct,
@@ -543,6 +553,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 		f.Queue = queueFigures(*s)
 	}
 	f.KeptUp = !s.Saturated
+	f.FixedTx = fixedTx(res)
 	var counters map[string]float64
 	var secs float64
 	var files []File
