@@ -311,19 +311,21 @@ func TestEmulateNextSizeRamp(t *testing.T) {
 // verdict is the storage queue (its lock waits counted as waits for the
 // data file), not contention, with the emulated limit as evidence and the
 // next size up suggested; compare pairs a run at that size with the
-// suggestion and shows the predicted gain beside the measured one.
+// suggestion and shows the predicted gain beside the measured one. The
+// first is repeated: a repeat's verdict estimates the device's latency
+// from its runs' intervals (it had none: storage-queue "not applicable").
 func TestEmulateHeldWriter(t *testing.T) {
 	dir := t.TempDir()
-	run := func(profile, out string) string {
+	run := func(profile, out string, more ...string) string {
 		t.Helper()
-		code, stdout, stderr := runCLI(t, context.Background(), "run", "updates", "--rows", "50000", "-c", "4", "-T", "3s", "--no-probe",
-			"--db", "sqlite:"+filepath.Join(dir, profile+".db"), "--emulate", profile, "--out", filepath.Join(dir, out))
+		code, stdout, stderr := runCLI(t, context.Background(), append([]string{"run", "updates", "--rows", "50000", "-c", "4", "--no-probe",
+			"--db", "sqlite:" + filepath.Join(dir, profile+".db"), "--emulate", profile, "--out", filepath.Join(dir, out)}, more...)...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		return stdout
 	}
-	stdout := run("azure-mi-gp-file-128g", "a.json")
+	stdout := run("azure-mi-gp-file-128g", "a.json", "-T", "2s", "--repeat", "2")
 	var doc struct {
 		Verdict struct {
 			Bottleneck string   `json:"bottleneck"`
@@ -341,7 +343,7 @@ func TestEmulateHeldWriter(t *testing.T) {
 	if !strings.Contains(ev, "IOPS limit of azure-mi-gp-file-128g, held by --emulate") || !strings.Contains(stdout, "try the next size up, azure-mi-gp-file-256g") {
 		t.Fatalf("no emulated limit in the evidence, or no next size suggested:\n%s", stdout)
 	}
-	run("azure-mi-gp-file-256g", "b.json")
+	run("azure-mi-gp-file-256g", "b.json", "-T", "3s")
 	code, out, stderr := runCLI(t, context.Background(), "compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
 	if code != 0 || !regexp.MustCompile(`A → B \(--emulate azure-mi-gp-file-128g → azure-mi-gp-file-256g\): predicted ×2\.\d+ by A's verdict .*measured ×`).MatchString(out) {
 		t.Fatalf("compare: exit %d %s, want the next size's prediction beside its measurement:\n%s", code, stderr, out)

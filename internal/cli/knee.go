@@ -414,6 +414,7 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		doc.Partial = true
 	}
 	f.shard.apply(doc, steps, w, key, hosts)
+	suggestLarger(doc)
 	path, err := e.writeResult(f.out, doc, report.PrintKnee)
 	if err != nil {
 		return err

@@ -95,7 +95,9 @@ func BuildKnee(p Params, probes []*runner.Result, k Knee) (*Result, error) {
 	if len(p.Load.Steps) == 0 { // interrupted before anything was measured
 		p.Load.Steps = []runner.Step{{Rate: k.Start, Duration: time.Duration(k.StepS * float64(time.Second))}}
 	}
-	res, err := Build(p, combine(probes, true))
+	pk := p
+	pk.runs = probes
+	res, err := Build(pk, combine(probes, true))
 	if err != nil {
 		return nil, err
 	}

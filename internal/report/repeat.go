@@ -30,6 +30,9 @@ type RunSummary struct {
 	RoundTripsPerRequest  *float64  `json:"round_trips_per_request,omitempty"`
 	LogDeviceFlushesPerOp *float64  `json:"log_device_flushes_per_op,omitempty"`
 	Steps                 []RunStep `json:"steps,omitempty"` // open loop: each step's figures in this run
+	// InFlightAtEnd is this run's summary.in_flight_at_end, absent when
+	// nothing was left waiting at its end.
+	InFlightAtEnd *InFlightAtEnd `json:"in_flight_at_end,omitempty"`
 }
 
 // RunStep is one step of one repeat.
@@ -50,6 +53,9 @@ func summaryOf(n int, d *Result) RunSummary {
 	}
 	if d.LogDevice != nil {
 		rs.LogDeviceFlushesPerOp = d.LogDevice.FlushesPerOp
+	}
+	if in := s.InFlightAtEnd; in.Requests > 0 || in.Reconnecting > 0 {
+		rs.InFlightAtEnd = &in
 	}
 	if s.Scheduled != nil {
 		late := s.Late
@@ -144,6 +150,7 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 		docs[i] = d
 	}
 	comb := combine(kept, false)
+	p.runs = kept
 	res, err := Build(p, comb)
 	if err != nil {
 		return nil, err
@@ -162,10 +169,12 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 		}
 		res.Runs = append(res.Runs, summaryOf(n, d))
 	}
-	if len(res.Summary.Stalls) > 0 {
+	if in := res.Summary.InFlightAtEnd; len(res.Summary.Stalls) > 0 || in.Requests > 0 || in.Reconnecting > 0 {
 		// The merged result has no intervals of its own: its stalls are
-		// the runs', and its verdict is made again with them.
-		setVerdicts(res, comb)
+		// the runs', and its verdict is made again with them (and with
+		// the runs' intervals, which tell a run whose requests kept
+		// completing while one waited, a starved worker, from a stall).
+		setVerdicts(res, comb, deviceLatencyOf(p, comb))
 		applyStalls(res, p.Load.Grace)
 		addAdvice(res, p)
 	}

@@ -542,6 +542,11 @@ type Params struct {
 	// Advice gives the workload's own suggestions for the run's verdict
 	// (workload.Advisor); nil when it has none.
 	Advice func(engine, bottleneck string) []string
+
+	// runs are the runs a combined document is built from (repeats, knee
+	// probes), whose intervals the combined run lacks: the device-latency
+	// estimate of its verdicts is taken over theirs.
+	runs []*runner.Result
 }
 
 // Host is a flush probe of the local host (result key "host").
@@ -714,7 +719,7 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	}
 	addStepFigures(p, r, res)
 	res.Summary.Stalls = stallsOf(res)
-	setVerdicts(res, r)
+	setVerdicts(res, r, deviceLatencyOf(p, r))
 	applyStalls(res, p.Load.Grace)
 	addAdvice(res, p)
 	return res, nil

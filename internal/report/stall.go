@@ -73,14 +73,35 @@ func stallsOf(res *Result) []Stall {
 // lastCompleted is how many requests completed in the last second of the
 // measured intervals (the last intervals up to a second in all: the very
 // last may be a sliver the end clipped).
+// Of repeated runs, it is the fewest of the runs that left a request
+// waiting that long (minStall), each over its own last second.
 func lastCompleted(res *Result) int64 {
+	var least int64 = -1
+	for _, r := range res.Runs {
+		if in := r.InFlightAtEnd; in != nil && in.OldestMs/1000 >= minStall(res) {
+			if n := lastCompletedIn(res.Intervals, r.Run); least < 0 || n < least {
+				least = n
+			}
+		}
+	}
+	if least >= 0 {
+		return least
+	}
+	return lastCompletedIn(res.Intervals, 0)
+}
+
+// lastCompletedIn is how many requests completed in the last second of
+// run's measured intervals (run 0: of all of them).
+func lastCompletedIn(ivs []IntervalPoint, run int) int64 {
 	var n int64
 	var secs float64
-	for i := len(res.Intervals) - 1; i >= 0 && secs < 1; i-- {
-		if pt := res.Intervals[i]; !pt.Warmup {
-			n += pt.Requests
-			secs += pt.Seconds
+	for i := len(ivs) - 1; i >= 0 && secs < 1; i-- {
+		pt := ivs[i]
+		if pt.Warmup || (run > 0 && (pt.Run == nil || *pt.Run != run)) {
+			continue
 		}
+		n += pt.Requests
+		secs += pt.Seconds
 	}
 	return n
 }

@@ -182,3 +182,46 @@ func TestRepeatStalls(t *testing.T) {
 		t.Fatalf("the requests left waiting said %d times: %q", n, v.Evidence)
 	}
 }
+
+// TestRepeatStarved: of repeated runs, a request left waiting at a run's
+// end while that run's requests kept completing is a starved worker, not
+// a stall (the combined result has no intervals of its own: the runs'
+// decide, each over its own last second); a run that left one waiting
+// and completed nothing in its last second is a stall.
+func TestRepeatStarved(t *testing.T) {
+	run := func(lastSilent bool, inFlight runner.InFlight) *runner.Result {
+		r := &runner.Result{Started: time.Now(), Total: metrics.NewSnapshot([]string{"insert"}), Elapsed: 10 * time.Second, ClientCPUSeconds: -1, InFlight: inFlight}
+		for i := 0; i < 10; i++ {
+			n := 100
+			if lastSilent && i == 9 {
+				n = 0
+			}
+			iv := runner.Interval{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Snap: snapWith(n, time.Millisecond, 0)}
+			r.Intervals = append(r.Intervals, iv)
+			r.Total.Merge(iv.Snap)
+		}
+		return r
+	}
+	p := Params{Workload: "updates", Load: runner.Config{Threads: 4, Duration: 10 * time.Second}, Cores: 2}
+	starved := runner.InFlight{Requests: 1, Oldest: 3 * time.Second}
+	res, err := BuildRepeat(p, []*runner.Result{run(false, starved), run(false, runner.InFlight{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Verdict; v == nil || v.Bottleneck == diagnose.Stall || !strings.Contains(strings.Join(v.Evidence, "|"), "while the others kept completing (100 in the last second): that worker was starved") {
+		t.Fatalf("starved worker in run 1: verdict %+v", v)
+	}
+	if r := res.Runs[0]; r.InFlightAtEnd == nil || r.InFlightAtEnd.OldestMs != 3000 || res.Runs[1].InFlightAtEnd != nil {
+		t.Fatalf("runs' in_flight_at_end: %+v, %+v", res.Runs[0].InFlightAtEnd, res.Runs[1].InFlightAtEnd)
+	}
+	// Run 1 left one waiting (5 s: a fifth of the runs' 20 s) and
+	// completed nothing in its last second: the database stopped
+	// answering there, whatever run 2 did after.
+	res, err = BuildRepeat(p, []*runner.Result{run(true, runner.InFlight{Requests: 1, Oldest: 5 * time.Second}), run(false, runner.InFlight{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Verdict; v == nil || v.Bottleneck != diagnose.Stall {
+		t.Fatalf("silent end of run 1: verdict %+v", v)
+	}
+}

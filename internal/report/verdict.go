@@ -33,8 +33,8 @@ const minDeviceIOs = 10
 // setVerdicts diagnoses the document: every measured step, then the run.
 // For an open-loop run with a saturated step, the run's verdict is that of
 // the saturated step with the lowest rate (where the ceiling was hit).
-func setVerdicts(res *Result, r *runner.Result) {
-	dev := deviceLatency(r.Intervals)
+// dev is the storage device's own latency (deviceLatencyOf), or nil.
+func setVerdicts(res *Result, r *runner.Result, dev *float64) {
 	order := make([]int, len(res.Steps))
 	for i := range order {
 		order[i] = i
@@ -759,6 +759,19 @@ func readsWrites(c map[string]float64) (r, w float64, ok bool) {
 	r, rok := c[target.CtrDataReads]
 	w, wok := c[target.CtrDataWrites]
 	return r, w, rok || wok
+}
+
+// deviceLatencyOf is deviceLatency over r's intervals, or, for a run
+// combined from several (p.runs: repeats, knee probes), over theirs.
+func deviceLatencyOf(p Params, r *runner.Result) *float64 {
+	if len(p.runs) == 0 {
+		return deviceLatency(r.Intervals)
+	}
+	var ivs []runner.Interval
+	for _, q := range p.runs {
+		ivs = append(ivs, q.Intervals...)
+	}
+	return deviceLatency(ivs)
 }
 
 // deviceLatency estimates the storage device's own latency as the lowest
