@@ -202,10 +202,12 @@ type Figures struct {
 
 	DataIOPS *float64 // data files, reads+writes per second
 	// DataIOPSLimit and DataMBLimit are the data files' IOPS and MiB/s
-	// limits when the run held them to a profile's (--emulate: Profile
-	// names it); nil otherwise.
+	// limits, LogMBLimit the log's MiB/s (LogMBPerSec is in MiB/s too),
+	// when the run held them to a profile's (--emulate: Profile names
+	// it); nil otherwise.
 	DataIOPSLimit   *float64
 	DataMBLimit     *float64
+	LogMBLimit      *float64
 	DataMBPerSec    *float64 // data files, MiB read+written per second (with DataMBLimit)
 	Profile         string
 	DataLatencyMs   *float64 // data files, mean latency per IO
@@ -1161,6 +1163,9 @@ func LogRateRule(f Figures) Candidate {
 	c.Evidence = append(c.Evidence, c.Why)
 	if f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%.0f log bytes per request at %s req/s", *f.LogMBPerSec*(1<<20) / *f.RequestsPerSec, num(*f.RequestsPerSec)))
+	}
+	if f.LogMBLimit != nil && *f.LogMBPerSec >= MinLimitShare**f.LogMBLimit {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("log at %.3f MiB/s: the %g MiB/s limit of %s, held by --emulate", *f.LogMBPerSec, *f.LogMBLimit, f.Profile))
 	}
 	if groupCommit {
 		c.Suggestions = append(c.Suggestions, groupCommitSuggestions(f)...)

@@ -1687,3 +1687,19 @@ func TestCheckpoints(t *testing.T) {
 		t.Errorf("one worker: %q", v.Evidence)
 	}
 }
+
+// A log held to an emulated write rate is named with its limit when the
+// rate is within 10% of it (single inserts under azure-2014-s1); a rate
+// far below the limit is not said to be held at it.
+func TestLogRateEmulatedLimit(t *testing.T) {
+	f := Figures{InProcess: true, Threads: 1, RequestsPerSec: p(92), LogMBPerSec: p(0.364), CommitsWait: yes,
+		WaitMs: map[string]float64{WaitLog: 98, WaitCPU: 2}, LogMBLimit: p(0.3633), Profile: "azure-2014-s1"}
+	c := LogRateRule(f)
+	if !c.Matched || !strings.Contains(strings.Join(c.Evidence, "|"), "log at 0.364 MiB/s: the 0.3633 MiB/s limit of azure-2014-s1, held by --emulate") {
+		t.Fatalf("%+v", c)
+	}
+	f.LogMBPerSec = p(0.2)
+	if c := LogRateRule(f); strings.Contains(strings.Join(c.Evidence, "|"), "held by --emulate") {
+		t.Fatalf("0.2 of 0.36 MiB/s: %q", c.Evidence)
+	}
+}

@@ -591,6 +591,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 func emulatedLog(f *diagnose.Figures, e *target.Emulation) {
 	if e != nil && (e.LogMBPerSec != nil || e.LogSyncsPerSec != nil) {
 		f.LogDevBusy = nil
+		f.LogMBLimit, f.Profile = e.LogMBPerSec, e.Profile
 	}
 }
 
