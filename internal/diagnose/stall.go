@@ -40,6 +40,12 @@ type StallInfo struct {
 	// LastCompleted is how many requests completed in the last second
 	// (with Starved).
 	LastCompleted int64
+	// RunShare is, of repeated runs, the largest part of one run's own
+	// measured time that its stall took (its spans, or what it left
+	// waiting at its end while nothing completed); 0 when not repeated.
+	// A run that stood still for a fifth of its time stalls the
+	// repeats, however many ran.
+	RunShare float64
 	// Deadlocks: the run's own transactions deadlocked (its first
 	// serialization error was a deadlock), so requests waiting on row
 	// locks were waiting on each other, not on a database that stopped.
@@ -85,7 +91,7 @@ func (st StallInfo) share() float64 {
 	if st.Starved {
 		oldest = 0
 	}
-	return max(st.Seconds, oldest, st.ReconnectingS) / st.ElapsedS
+	return max(max(st.Seconds, oldest, st.ReconnectingS)/st.ElapsedS, st.RunShare)
 }
 
 // WithStall returns v adjusted for st: when no request completed for at

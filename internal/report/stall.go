@@ -90,6 +90,36 @@ func lastCompleted(res *Result) int64 {
 	return lastCompletedIn(res.Intervals, 0)
 }
 
+// runStallShare is, of a --repeat's runs, the largest part of one run's
+// measured time its stall took: its spans without a completion, or what
+// it left waiting at its end (the oldest request, unless that run's
+// requests kept completing in its last second; the longest
+// reconnection); 0 when not repeated.
+func runStallShare(res *Result) float64 {
+	var most float64
+	for _, r := range res.Runs {
+		if r.ElapsedS <= 0 {
+			continue
+		}
+		var secs float64
+		for _, s := range res.Summary.Stalls {
+			if s.Run != nil && *s.Run == r.Run {
+				secs += s.Seconds()
+			}
+		}
+		if in := r.InFlightAtEnd; in != nil {
+			if in.OldestMs/1000 >= minStall(res) && lastCompletedIn(res.Intervals, r.Run) == 0 {
+				secs = max(secs, in.OldestMs/1000)
+			}
+			if in.ReconnectingMs/1000 >= minStall(res) {
+				secs = max(secs, in.ReconnectingMs/1000)
+			}
+		}
+		most = max(most, secs/r.ElapsedS)
+	}
+	return most
+}
+
 // lastCompletedIn is how many requests completed in the last second of
 // run's measured intervals (run 0: of all of them).
 func lastCompletedIn(ivs []IntervalPoint, run int) int64 {
@@ -133,6 +163,7 @@ func applyStalls(res *Result, grace time.Duration) {
 	if in.ReconnectingMs/1000 >= minStall(res) {
 		st.Reconnecting, st.ReconnectingS = in.Reconnecting, in.ReconnectingMs/1000
 	}
+	st.RunShare = runStallShare(res)
 	if st.Seconds == 0 && st.OldestS == 0 && st.ReconnectingS == 0 {
 		return
 	}

@@ -187,7 +187,8 @@ func TestRepeatStalls(t *testing.T) {
 // end while that run's requests kept completing is a starved worker, not
 // a stall (the combined result has no intervals of its own: the runs'
 // decide, each over its own last second); a run that left one waiting
-// and completed nothing in its last second is a stall.
+// and completed nothing in its last second is a stall, judged against
+// that run's own time.
 func TestRepeatStarved(t *testing.T) {
 	run := func(lastSilent bool, inFlight runner.InFlight) *runner.Result {
 		r := &runner.Result{Started: time.Now(), Total: metrics.NewSnapshot([]string{"insert"}), Elapsed: 10 * time.Second, ClientCPUSeconds: -1, InFlight: inFlight}
@@ -214,14 +215,15 @@ func TestRepeatStarved(t *testing.T) {
 	if r := res.Runs[0]; r.InFlightAtEnd == nil || r.InFlightAtEnd.OldestMs != 3000 || res.Runs[1].InFlightAtEnd != nil {
 		t.Fatalf("runs' in_flight_at_end: %+v, %+v", res.Runs[0].InFlightAtEnd, res.Runs[1].InFlightAtEnd)
 	}
-	// Run 1 left one waiting (5 s: a fifth of the runs' 20 s) and
-	// completed nothing in its last second: the database stopped
-	// answering there, whatever run 2 did after.
-	res, err = BuildRepeat(p, []*runner.Result{run(true, runner.InFlight{Requests: 1, Oldest: 5 * time.Second}), run(false, runner.InFlight{})})
+	// Run 1 left one waiting for 3 s and completed nothing in its last
+	// second: the database stopped answering for 30% of that run (15%
+	// of the two runs' 20 s), whatever run 2 did after.
+	res, err = BuildRepeat(p, []*runner.Result{run(true, starved), run(false, runner.InFlight{})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := res.Verdict; v == nil || v.Bottleneck != diagnose.Stall {
+	v := res.Verdict
+	if v == nil || v.Bottleneck != diagnose.Stall || v.Rules[len(v.Rules)-1].Score != 0.3 {
 		t.Fatalf("silent end of run 1: verdict %+v", v)
 	}
 }
