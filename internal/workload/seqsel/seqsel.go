@@ -126,7 +126,7 @@ func (w *SeqSel) Figures(s workload.Span) map[string]float64 {
 // Flags implements workload.Workload.
 func (w *SeqSel) Flags(fs *pflag.FlagSet) {
 	w.Base.Flags(fs)
-	fs.BoolVar(&w.Cold, "cold", false, "best effort to start the run with a cold cache (says per engine what it could and could not evict)")
+	fs.BoolVar(&w.Cold, "cold", false, "best effort to start the run with a cold cache (says per engine what it could and could not evict); times each worker's first scan apart from the later ones; not with --warmup or a ramp")
 }
 
 // Shard implements workload.Sharder: the tables as prepared, each shard
