@@ -339,6 +339,7 @@ func TestBadInput(t *testing.T) {
 		{"cold threads ramp", []string{"run", "sequential-selects", "--db", db, "--cold", "--threads-ramp", "1,2"}, ExitUsage, "with a --threads-ramp ramp"},
 		{"cold knee", []string{"knee", "sequential-selects", "--db", db, "--cold", "--slo", "p99<1s"}, ExitUsage, "with a knee search's probes"},
 		{"zero ops", []string{"run", "single-inserts", "--db", db, "--ops", "0"}, ExitUsage, "--ops must be positive, got 0"},
+		{"zero batch", []string{"run", "single-inserts", "--db", db, "--batch", "0"}, ExitUsage, "--batch must be between 1 and 100000 rows, got 0"},
 		{"zero ops on a threads ramp", []string{"run", "single-inserts", "--db", db, "--threads-ramp", "1,2", "--ops", "0"}, ExitUsage, "--ops must be positive, got 0"},
 		{"1ns duration", []string{"run", "single-inserts", "--db", db, "-T", "1ns"}, ExitUsage, "--duration must be at least 100ms"},
 		{"5ms interval", []string{"run", "single-inserts", "--db", db, "--interval", "5ms"}, ExitUsage, "--interval must be at least 100ms (the kernel counts CPU time in 10 ms ticks"},

@@ -349,3 +349,27 @@ func TestEmulateHeldWriter(t *testing.T) {
 		t.Fatalf("compare: exit %d %s, want the next size's prediction beside its measurement:\n%s", code, stderr, out)
 	}
 }
+
+// TestBatchCheck: single inserts at full durability on SQLite are told to
+// batch (per row: "rows/s"); a run with --batch 10 is paired with that
+// suggestion by compare, which measures the gain in rows/s, as the
+// prediction is per row (it had divided requests/s: ten rows a request
+// read as a loss).
+func TestBatchCheck(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "b.db")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--durability", "full", "-T", "2s", "--no-probe", "--db", db, "--out", filepath.Join(dir, "a.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !regexp.MustCompile(`try batch 10 rows per commit \(at least\): predicted ×[0-9.]+ \(≈ [0-9,.]+ rows/s\)`).MatchString(stdout) {
+		t.Fatalf("no batching suggested in rows/s:\n%s", stdout)
+	}
+	if code, _, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--durability", "full", "--batch", "10", "-T", "2s", "--no-probe", "--db", db, "--out", filepath.Join(dir, "b.json")); code != 0 {
+		t.Fatalf("--batch 10: exit %d: %s", code, stderr)
+	}
+	code, out, stderr := runCLI(t, context.Background(), "compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
+	if code != 0 || !regexp.MustCompile(`A → B \(rows_per_transaction 1 → 10\): predicted ×[0-9.]+ by A's verdict \(try batch 10 rows per commit \(at least\)\), measured ×[0-9.]+ \(rows/s B ÷ A\)`).MatchString(out) {
+		t.Fatalf("compare: exit %d %s, want the batching check in rows/s:\n%s", code, stderr, out)
+	}
+}

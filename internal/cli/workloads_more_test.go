@@ -186,6 +186,20 @@ func TestMoreWorkloads(t *testing.T) {
 					t.Fatalf("summary does not show the rows examined:\n%s", out)
 				}
 			})
+			t.Run("single-inserts-batch", func(t *testing.T) {
+				// --batch 10: ten rows a request, in one transaction each.
+				dsn := mk(t)
+				r, _ := runFull(t, "run", "single-inserts", "--db", dsn, "--batch", "10", "--ops", "20", "-c", "2")
+				if r.Summary.Requests != 20 || r.Summary.Rows != 200 || r.Summary.Errors != 0 {
+					t.Fatalf("%d requests wrote %d rows (%d errors), want 20 writing 200", r.Summary.Requests, r.Summary.Rows, r.Summary.Errors)
+				}
+				if n, _ := r.Workload.Params["rows_per_transaction"].(float64); n != 10 {
+					t.Fatalf("rows_per_transaction %v, want 10", r.Workload.Params["rows_per_transaction"])
+				}
+				if v := queryInts(t, dsn, "SELECT COUNT(*) FROM {ns}single_inserts", 1); v[0] != 200 {
+					t.Fatalf("the table holds %d rows, want the 200 committed", v[0])
+				}
+			})
 			t.Run("sequential-selects", func(t *testing.T) {
 				args := []string{"run", "sequential-selects", "--db", mk(t), "--rows", "1000", "--ops", "10", "-c", "2"}
 				if engine == "sqlite" {

@@ -1703,3 +1703,26 @@ func TestLogRateEmulatedLimit(t *testing.T) {
 		t.Fatalf("0.2 of 0.36 MiB/s: %q", c.Evidence)
 	}
 }
+
+// Batching is predicted per row: rows/s, not requests/s; requests that
+// already write several rows are told ten times as many; SQLite's commit
+// does more than sync, so its batching gain is a lower bound.
+func TestBatchSuggestion(t *testing.T) {
+	f := Figures{InProcess: true, Threads: 1, RequestsPerSec: p(2744), MeanLatencyMs: p(0.363), SyncsPerReq: p(1), SyncMs: p(0.309)}
+	c := CommitFlushRule(f)
+	var b *Suggestion
+	for i := range c.Suggestions {
+		if strings.HasPrefix(c.Suggestions[i].Action, "batch") {
+			b = &c.Suggestions[i]
+		}
+	}
+	if !c.Matched || b == nil || b.Action != "batch 10 rows per commit (at least)" || b.PredictedRequestsPerSec != nil ||
+		b.PredictedRowsPerSec == nil || math.Abs(*b.PredictedRowsPerSec/(2744**b.PredictedGain)-1) > 0.01 {
+		t.Fatalf("SQLite, one row a commit: %+v", c.Suggestions)
+	}
+	f.RowsPerTx = p(10)
+	s := batchSuggest("", 3, f)
+	if s.Action != "batch 100 rows per commit, 10× these 10" || s.PredictedRowsPerSec == nil || *s.PredictedRowsPerSec != 2744*10*3 {
+		t.Fatalf("ten rows a commit: %+v", s)
+	}
+}

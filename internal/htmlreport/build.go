@@ -221,8 +221,11 @@ func suggestionText(s diagnose.Suggestion) string {
 	t := "try " + s.Action
 	if s.PredictedGain != nil {
 		t += ": predicted " + gain(*s.PredictedGain)
-		if s.PredictedRequestsPerSec != nil {
+		switch {
+		case s.PredictedRequestsPerSec != nil:
 			t += " (≈ " + report.ApproxRate(*s.PredictedRequestsPerSec) + " req/s)"
+		case s.PredictedRowsPerSec != nil:
+			t += " (≈ " + report.ApproxRate(*s.PredictedRowsPerSec) + " rows/s)"
 		}
 	}
 	return t

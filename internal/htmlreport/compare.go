@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -62,8 +63,11 @@ type Check struct {
 	From, To  int // From's verdict suggested it; To applied it
 	Action    string
 	Predicted float64  // 0: the suggestion came without a predicted gain
-	Measured  *float64 // To's req/s ÷ From's; nil when not measured
+	Measured  *float64 // To's req/s ÷ From's (Unit); nil when not measured
 	Applied   string   // what differs, e.g. "durability full → relaxed"
+	// Unit is what Measured divides: "req/s", or "rows/s" for batching,
+	// whose requests carry more rows each (its gain is per row).
+	Unit string
 }
 
 // Text is the one-line statement of the check, e.g. "predicted ×8.2
@@ -77,7 +81,7 @@ func (c Check) Text() string {
 	if c.Measured == nil {
 		return s + "n/a"
 	}
-	s += gain(*c.Measured) + " (req/s " + Label(c.To) + " ÷ " + Label(c.From) + ")"
+	s += gain(*c.Measured) + " (" + cmp.Or(c.Unit, "req/s") + " " + Label(c.To) + " ÷ " + Label(c.From) + ")"
 	if c.Predicted > 0 {
 		s += " — " + c.Agreement()
 	}
@@ -346,7 +350,16 @@ func checks(ins []Input) []Check {
 				if s.PredictedGain != nil {
 					ch.Predicted = *s.PredictedGain
 				}
-				if from.Summary.RequestsPerSec > 0 && to.Summary.ElapsedS > 0 {
+				switch {
+				case strings.HasPrefix(strings.ToLower(s.Action), "batch"):
+					// A batch's gain is per row: its requests carry
+					// more rows each.
+					ch.Unit = "rows/s"
+					if rowsPerSec(from) > 0 && to.Summary.ElapsedS > 0 {
+						ch.Measured = f64(rowsPerSec(to) / rowsPerSec(from))
+					}
+				case from.Summary.RequestsPerSec > 0 && to.Summary.ElapsedS > 0:
+					ch.Unit = "req/s"
 					ch.Measured = f64(reqPerSec(to) / reqPerSec(from))
 				}
 				out = append(out, ch)
@@ -354,6 +367,14 @@ func checks(ins []Input) []Check {
 		}
 	}
 	return out
+}
+
+// rowsPerSec is the mean rows/s over the repeats, else the summary's.
+func rowsPerSec(r *report.Result) float64 {
+	if st := r.RepeatStats["rows_per_sec"]; st != nil {
+		return st.Mean
+	}
+	return r.Summary.RowsPerSec
 }
 
 // reqPerSec is the mean requests/s over the repeats, else the summary's.
@@ -405,7 +426,7 @@ func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 		}
 	case strings.HasPrefix(a, "batch"):
 		for _, k := range sortedKeys(to.Workload.Params) {
-			if !strings.Contains(strings.ToLower(k), "batch") {
+			if !strings.Contains(strings.ToLower(k), "batch") && k != "rows_per_transaction" {
 				continue
 			}
 			fb, fok := number(from.Workload.Params[k])

@@ -143,6 +143,9 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
 	}
 	f.FixedTx = fixedTx(res)
+	if n, ok := paramNumber(res.Workload.Params["rows_per_transaction"]); ok && n >= 1 {
+		f.RowsPerTx = f64(n) // single-inserts (--batch)
+	}
 	if res.Workload.Name == "bulk-load" && s.Requests > 0 {
 		// One batch per request, in one transaction.
 		f.RowsPerTx = f64(float64(s.Rows) / float64(s.Requests))
@@ -529,6 +532,20 @@ func lagScaled(c map[string]float64, costs Costs, k float64) (map[string]float64
 
 // stepFigures gathers the figures of one open-loop step, and records on s
 // the stats_lag_scale they applied (statsLagScale).
+// paramNumber is a workload parameter's number: an int as the workload
+// gave it, a float64 as JSON reads it back.
+func paramNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
 // fixedTx names a workload whose transactions its specification sets
 // (diagnose.Figures.FixedTx), or "".
 func fixedTx(res *Result) string {
@@ -830,8 +847,11 @@ func gainText(s diagnose.Suggestion) string {
 		return ""
 	}
 	t := fmt.Sprintf(": predicted ×%.1f", *s.PredictedGain)
-	if s.PredictedRequestsPerSec != nil {
+	switch {
+	case s.PredictedRequestsPerSec != nil:
 		t += " (≈ " + ApproxRate(*s.PredictedRequestsPerSec) + " req/s)"
+	case s.PredictedRowsPerSec != nil:
+		t += " (≈ " + ApproxRate(*s.PredictedRowsPerSec) + " rows/s)"
 	}
 	return t
 }
