@@ -5,11 +5,14 @@
 # durability against the measured one ("within a factor of 2" for a point
 # prediction; "the lower bound held" or "under the predicted lower bound"
 # for one marked "(at least)"). Prints one line per case: the full run's
-# verdict, what it predicted and what relaxed durability gave. Timing, so a
-# benchmark, not a test: on a shared VM one round says little; use ROUNDS.
+# verdict, what it predicted and what relaxed durability gave; with BATCH=1
+# also a full-durability run with --batch 10 and a second line for the
+# batching prediction (rows/s). Timing, so a benchmark, not a test: on a
+# shared VM one round says little; use ROUNDS.
 #
 #   bench/verdict-check.sh                             # 1 round of 10 s
 #   ENGINES="postgres mysql" CONNS="1 4" ROUNDS=3 bench/verdict-check.sh
+#   BATCH=1 ENGINES=sqlite CONNS=1 bench/verdict-check.sh
 #   PGDSN=... MYDSN=... SQLITE=/path/bench.db bench/verdict-check.sh
 #
 # Engines: sqlite (a file under a temporary directory, or SQLITE), postgres
@@ -24,6 +27,7 @@ ENGINES=${ENGINES:-"sqlite postgres mysql"}
 CONNS=${CONNS:-"1 4 16"}
 DUR=${DUR:-10}
 ROUNDS=${ROUNDS:-1}
+BATCH=${BATCH:-0}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -43,8 +47,12 @@ for eng in $ENGINES; do
   db=$(dsn "$eng")
   for c in $CONNS; do
     for r in $(seq 1 "$ROUNDS"); do
-      for mode in full relaxed; do
-        "$work/ceiling" run single-inserts --db "$db" -c "$c" --durability "$mode" -T "${DUR}s" \
+      modes="full relaxed"
+      [ "$BATCH" = 1 ] && modes="$modes batch"
+      for mode in $modes; do
+        args=(--durability "$mode")
+        [ "$mode" = batch ] && args=(--durability full --batch 10)
+        "$work/ceiling" run single-inserts --db "$db" -c "$c" "${args[@]}" -T "${DUR}s" \
           --out "$work/$eng-$c-$r-$mode.json" >"$work/$eng-$c-$r-$mode.log" 2>&1 ||
           { echo "$eng -c $c $mode failed:"; tail -5 "$work/$eng-$c-$r-$mode.log"; exit 1; }
       done
@@ -55,11 +63,18 @@ for eng in $ENGINES; do
         meas=$("$work/ceiling" compare "$work/$eng-$c-$r-full.json" "$work/$eng-$c-$r-relaxed.json" |
           awk '$1 == "req/s" { print $4; exit }' || true)
         printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "$verdict" "-" "no prediction for relaxed; measured $meas"
-        continue
+      else
+        pred=$(echo "$check" | sed -n 's/^predicted \(×[0-9.]*\) by A.s verdict (try \(.*\)), measured.*/\1 (\2)/p')
+        meas=$(echo "$check" | sed -n 's/.*measured \(×[0-9.]*\) (req\/s B ÷ A) — \(.*\)/\1 — \2/p')
+        printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "$verdict" "$pred" "$meas"
       fi
-      pred=$(echo "$check" | sed -n 's/^predicted \(×[0-9.]*\) by A.s verdict (try \(.*\)), measured.*/\1 (\2)/p')
-      meas=$(echo "$check" | sed -n 's/.*measured \(×[0-9.]*\) (req\/s B ÷ A) — \(.*\)/\1 — \2/p')
-      printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "$verdict" "$pred" "$meas"
+      if [ "$BATCH" = 1 ]; then
+        bcheck=$("$work/ceiling" compare "$work/$eng-$c-$r-full.json" "$work/$eng-$c-$r-batch.json" |
+          sed -n 's/^ *A → B (rows_per_transaction 1 → 10): //p' | head -1 || true)
+        bpred=$(echo "$bcheck" | sed -n 's/^predicted \(×[0-9.]*\) by A.s verdict (try \(.*\)), measured.*/\1 (\2)/p')
+        bmeas=$(echo "$bcheck" | sed -n 's/.*measured \(×[0-9.]*\) (rows\/s B ÷ A) — \(.*\)/\1 — \2/p')
+        printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "(batch 10)" "${bpred:--}" "${bmeas:-no batching suggested}"
+      fi
     done
   done
 done
