@@ -64,9 +64,11 @@ for eng in $ENGINES; do
           awk '$1 == "req/s" { print $4; exit }' || true)
         printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "$verdict" "-" "no prediction for relaxed; measured $meas"
       else
+        # A suggestion without a predicted gain ("to measure what … cost
+        # here") reads "no gain predicted"; the pair measures it.
         pred=$(echo "$check" | sed -n 's/^predicted \(×[0-9.]*\) by A.s verdict (try \(.*\)), measured.*/\1 (\2)/p')
-        meas=$(echo "$check" | sed -n 's/.*measured \(×[0-9.]*\) (req\/s B ÷ A) — \(.*\)/\1 — \2/p')
-        printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "$verdict" "$pred" "$meas"
+        meas=$(echo "$check" | sed -n 's/.*measured \(×[0-9.]*\) (req\/s B ÷ A)\(.*\)/\1\2/p')
+        printf '%-8s %5s %5s  %-14s %-44s %s\n' "$eng" "$c" "$r" "$verdict" "${pred:-no gain predicted}" "$meas"
       fi
       if [ "$BATCH" = 1 ]; then
         bcheck=$("$work/ceiling" compare "$work/$eng-$c-$r-full.json" "$work/$eng-$c-$r-batch.json" |
