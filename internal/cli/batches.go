@@ -135,7 +135,7 @@ func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	}
 	if err := w.Validate(); err != nil {
 		errs = append(errs, err)
-	} else if err := workload.ColdStartError(w, "a "+flag+" ramp"); err != nil {
+	} else if err := workload.ColdStartError(w, flag+"'s steps"); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {

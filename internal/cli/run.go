@@ -357,7 +357,7 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 	}
 	switch {
 	case ramp:
-		if err := workload.ColdStartError(w, "a --rates ramp"); err != nil {
+		if err := workload.ColdStartError(w, "--rates' steps"); err != nil {
 			errs = append(errs, err)
 		}
 	case f.warmup > 0:
