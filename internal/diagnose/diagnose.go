@@ -1687,7 +1687,13 @@ func ContentionRule(f Figures) Candidate {
 				}
 			}
 		}
-		c.Suggestions = append(c.Suggestions, Suggestion{Action: "fewer writer threads or shorter write transactions: SQLite admits one writer at a time for the whole database (a server engine takes concurrent writers)"})
+		action := "fewer writer threads or shorter write transactions: SQLite admits one writer at a time for the whole database (a server engine takes concurrent writers)"
+		if len(c.Suggestions) > 0 {
+			// Batching was suggested: longer transactions, fewer commits
+			// (the lock is held for the commits' syncs), so not "shorter".
+			action = "fewer writer threads: SQLite admits one writer at a time for the whole database (a server engine takes concurrent writers)"
+		}
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: action})
 		return c
 	}
 	if deadlocks {

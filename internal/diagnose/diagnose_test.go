@@ -740,12 +740,13 @@ func TestContentionSerialSync(t *testing.T) {
 		t.Fatalf("%+v %q, want evidence %q", c.Rule, c.Evidence, want)
 	}
 	if s := c.Suggestions; len(s) != 3 || s[0].Action != "--durability relaxed (at least)" || math.Abs(*s[0].PredictedGain-1/(1-0.8294)) > 0.02 ||
-		!strings.HasPrefix(s[1].Action, "batch 10 rows per commit (at least)") {
-		t.Fatalf("suggestions %+v", s)
+		!strings.HasPrefix(s[1].Action, "batch 10 rows per commit (at least)") || !strings.HasPrefix(s[2].Action, "fewer writer threads: ") {
+		t.Fatalf("suggestions %+v (batching, then fewer writers without \"shorter write transactions\")", s)
 	}
 	// Syncs a small share of the time (relaxed-like): named, no prediction.
 	f.SyncMs = p(0.01)
-	if c := ContentionRule(f); !c.Matched || len(c.Suggestions) != 1 || !strings.Contains(c.Evidence[1], "= 5% of the time") {
+	if c := ContentionRule(f); !c.Matched || len(c.Suggestions) != 1 || !strings.Contains(c.Evidence[1], "= 5% of the time") ||
+		!strings.HasPrefix(c.Suggestions[0].Action, "fewer writer threads or shorter write transactions") {
 		t.Fatalf("short syncs: %q %+v", c.Evidence, c.Suggestions)
 	}
 	// A server engine (row locks, not one writer): no such figure.
