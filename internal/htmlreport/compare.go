@@ -429,26 +429,14 @@ func appliedChange(s diagnose.Suggestion, from, to *report.Result) string {
 			if !strings.Contains(strings.ToLower(k), "batch") && k != "rows_per_transaction" {
 				continue
 			}
-			fb, fok := number(from.Workload.Params[k])
-			tb, tok := number(to.Workload.Params[k])
+			fb, fok := report.ParamNumber(from.Workload.Params[k])
+			tb, tok := report.ParamNumber(to.Workload.Params[k])
 			if tok && tb > 1 && (!fok || tb > fb) {
 				return fmt.Sprintf("%s %v → %v", k, from.Workload.Params[k], to.Workload.Params[k])
 			}
 		}
 	}
 	return ""
-}
-
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // changeText formats a change: ×N for a large rise, ÷N for a large fall,

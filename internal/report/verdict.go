@@ -143,7 +143,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
 	}
 	f.FixedTx = fixedTx(res)
-	if n, ok := paramNumber(res.Workload.Params["rows_per_transaction"]); ok && n >= 1 {
+	if n, ok := ParamNumber(res.Workload.Params["rows_per_transaction"]); ok && n >= 1 {
 		f.RowsPerTx = f64(n) // single-inserts (--batch)
 	}
 	if res.Workload.Name == "bulk-load" && s.Requests > 0 {
@@ -533,9 +533,9 @@ func lagScaled(c map[string]float64, costs Costs, k float64) (map[string]float64
 
 // stepFigures gathers the figures of one open-loop step, and records on s
 // the stats_lag_scale they applied (statsLagScale).
-// paramNumber is a workload parameter's number: an int as the workload
+// ParamNumber is a workload parameter's number: an int as the workload
 // gave it, a float64 as JSON reads it back.
-func paramNumber(v any) (float64, bool) {
+func ParamNumber(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int:
 		return float64(x), true
