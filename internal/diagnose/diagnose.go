@@ -452,7 +452,7 @@ func addHeadOfLine(v *Verdict, f Figures) {
 	}
 	v.Evidence = append(v.Evidence, fmt.Sprintf(
 		"the tail is a wait for ceiling's %s: p99 %s ms from the scheduled start, up to %s ms of it (start lag p99) before a worker was free, while the database served 99%% of the requests within %s ms; its slowest (%s ms) held a worker while the next requests queued behind it",
-		WorkersText(f.Threads), msText(q.P99), msText(q.StartLagP99), msText(q.ServiceP99), msText(q.ServiceMax)))
+		WorkersText(f.Threads), MsText(q.P99), MsText(q.StartLagP99), MsText(q.ServiceP99), MsText(q.ServiceMax)))
 	v.Suggestions = append(v.Suggestions, Suggestion{Action: fmt.Sprintf(
 		"more workers (-c %d), so that a request need not wait behind a slow one (what it does to the p99 is not predicted: slow requests that hold a lock the others need would still hold them up)", 2*f.Threads)})
 }
@@ -1237,7 +1237,7 @@ func StorageQueueRule(f Figures) Candidate {
 	}
 	factor := *f.DataLatencyMs / *f.DeviceLatencyMs
 	if factor < MinQueueFactor {
-		c.Why = fmt.Sprintf("data-file latency %s ms is %.1f× the device's %s ms < %g×", msText(*f.DataLatencyMs), factor, msText(*f.DeviceLatencyMs), MinQueueFactor)
+		c.Why = fmt.Sprintf("data-file latency %s ms is %.1f× the device's %s ms < %g×", MsText(*f.DataLatencyMs), factor, MsText(*f.DeviceLatencyMs), MinQueueFactor)
 		return c
 	}
 	score := 1 - 1/factor
@@ -1247,7 +1247,7 @@ func StorageQueueRule(f Figures) Candidate {
 		score *= dataShare
 	}
 	c.Matched, c.Score = true, score
-	c.Why = fmt.Sprintf("data-file latency %s ms = %.0f× the device's %s ms: IOs queue", msText(*f.DataLatencyMs), factor, msText(*f.DeviceLatencyMs))
+	c.Why = fmt.Sprintf("data-file latency %s ms = %.0f× the device's %s ms: IOs queue", MsText(*f.DataLatencyMs), factor, MsText(*f.DeviceLatencyMs))
 	c.Evidence = append(c.Evidence, c.Why)
 	if viaLock >= 0.005 {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("data-file IO waits are %.0f%% of the sessions' time, and waits for SQLite's one writer while it waited on the data file another %.0f%%", 100*(dataShare-viaLock), 100*viaLock))
@@ -1854,12 +1854,12 @@ func NetworkRule(f Figures) Candidate {
 	netMs := rtt * trips
 	share := math.Min(netMs/reqMs, 1)
 	if share < MinRoundTripShare {
-		c.Why = fmt.Sprintf("the round trip to the server (%s ms)%s is %.0f%% of each request's %s ms < %.0f%%", msText(rtt), each, 100*share, msText(reqMs), 100*MinRoundTripShare)
+		c.Why = fmt.Sprintf("the round trip to the server (%s ms)%s is %.0f%% of each request's %s ms < %.0f%%", MsText(rtt), each, 100*share, MsText(reqMs), 100*MinRoundTripShare)
 		c.near = share / MinRoundTripShare
 		return c
 	}
 	c.Matched, c.Score = true, share
-	c.Why = fmt.Sprintf("the round trip to the server on another host (%s ms at rest, before the run)%s is at least %.0f%% of each request's %s ms", msText(rtt), each, 100*share, msText(reqMs))
+	c.Why = fmt.Sprintf("the round trip to the server on another host (%s ms at rest, before the run)%s is at least %.0f%% of each request's %s ms", MsText(rtt), each, 100*share, MsText(reqMs))
 	c.Evidence = append(c.Evidence, c.Why+": the connections wait on the network more than on the server",
 		fmt.Sprintf("one connection, one request at a time, makes at most %s requests/s over that network, whatever the server does", num(1000/netMs)))
 	if f.Threads > 0 {
@@ -1978,8 +1978,15 @@ func workersBound(f Figures) (share float64, evidence string, ok bool) {
 	if f.Threads == 1 {
 		were = "was"
 	}
-	evidence = fmt.Sprintf("ceiling's %s %s busy %.0f%% of the time (%.0f req/s × %s ms each) and requests waited for a free one (start lag p99 %s ms), while the database served each in %s ms, %.2f× its fastest at the lower rates (%s ms): the requests queued in ceiling, not in the database",
-		WorkersText(f.Threads), were, 100*share, *f.RequestsPerSec, msText(*f.ServiceMs), msText(*f.StartLagP99Ms), msText(*f.ServiceMs), growth, msText(*f.MinServiceMs))
+	// Below 1 the lower rates' service was slower (a cold start in the
+	// first step, or more workers than cores queueing in the server at
+	// low load): "0.59× its fastest" would read as a contradiction.
+	than := fmt.Sprintf("%.2f× its fastest at the lower rates (%s ms)", growth, MsText(*f.MinServiceMs))
+	if growth < 1 {
+		than = fmt.Sprintf("faster than at any lower rate (%s ms at best)", MsText(*f.MinServiceMs))
+	}
+	evidence = fmt.Sprintf("ceiling's %s %s busy %.0f%% of the time (%.0f req/s × %s ms each) and requests waited for a free one (start lag p99 %s ms), while the database served each in %s ms, %s: the requests queued in ceiling, not in the database",
+		WorkersText(f.Threads), were, 100*share, *f.RequestsPerSec, MsText(*f.ServiceMs), MsText(*f.StartLagP99Ms), MsText(*f.ServiceMs), than)
 	return share, evidence, true
 }
 
@@ -2001,9 +2008,9 @@ func workersBusy(f Figures) (float64, bool) {
 	return *f.RequestsPerSec * *f.ServiceMs / 1000 / float64(f.Threads), true
 }
 
-// msText writes milliseconds to three significant figures without an
+// MsText writes milliseconds to three significant figures without an
 // exponent: 0.189, 49.8, 1000.
-func msText(v float64) string {
+func MsText(v float64) string {
 	if v >= 100 {
 		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
 	}

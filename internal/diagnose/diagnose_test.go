@@ -826,11 +826,19 @@ func TestWorkersBound(t *testing.T) {
 	if len(v.Suggestions) != 1 || !strings.Contains(v.Suggestions[0].Action, "4 or more threads (-c)") || v.Suggestions[0].PredictedGain != nil {
 		t.Errorf("suggestions %+v, want one to raise -c, without a predicted gain", v.Suggestions)
 	}
-	if got := msText(1000.447) + " " + msText(49.83) + " " + msText(0.1857) + " " + msText(0.0004); got != "1000 49.8 0.186 0.0004" {
+	if got := MsText(1000.447) + " " + MsText(49.83) + " " + MsText(0.1857) + " " + MsText(0.0004); got != "1000 49.8 0.186 0.0004" {
 		t.Errorf("msText: %q", got)
 	}
 	if c := LogRateRule(maria); c.Matched || !strings.Contains(c.Why, "requests queued for ceiling's 1 worker (busy 100%)") {
 		t.Errorf("log-rate on the workers' plateau: %+v", c.Rule)
+	}
+	// MariaDB inserts-deletes with 32 workers, a ramp 4000:16000:x2: the
+	// first step's service time (6.44 ms, 32 sessions on 2 cores) was
+	// slower than the second's (3.83 ms at 7994/s, workers busy 96%).
+	fast := Figures{Scope: "step 2 (8000/s)", Threads: 32, Requests: 63953, RequestsPerSec: p(7994), MeanLatencyMs: p(17.1), OpenLoop: true,
+		LatePct: p(0), SchedLagP99Ms: p(0.001), ClientCPUPct: p(30), ClientCores: 2, ServiceMs: p(3.83), MinServiceMs: p(6.44), StartLagP99Ms: p(65.7)}
+	if _, ev, ok := workersBound(fast); !ok || !strings.Contains(ev, "served each in 3.83 ms, faster than at any lower rate (6.44 ms at best)") || strings.Contains(ev, "×") && strings.Contains(ev, "its fastest") {
+		t.Errorf("service faster than at the lower rates: ok %v, %q", ok, ev)
 	}
 	// Without the low-load service time (the ramp's first step, or a
 	// result from before it was measured) nothing is claimed.
