@@ -713,6 +713,9 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 		}
 		res.Intervals = append(res.Intervals, pt)
 	}
+	if note := coldStartNote(res); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 	var figNote string
 	if res.Figures, figNote = figuresOf(p, r); figNote != "" {
 		res.Notes = append(res.Notes, figNote)
