@@ -149,6 +149,66 @@ requests:
 	}
 }
 
+// TestCustomThink: a file's think times pace a closed loop's workers
+// (outside the latencies): with 50 ms after each get and 100 ms after each
+// put, 2 workers cannot pass 40 requests/s whatever the machine; the
+// result holds the share of the workers' time in them and the verdict says
+// they set the pace. An open loop (--rate) or a knee search is refused.
+func TestCustomThink(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "t.db")
+	file := filepath.Join(dir, "think.yaml")
+	spec := `description: users that pause
+think: 50ms
+tables:
+  - name: kv
+    rows: 200
+    columns:
+      - {name: k, type: integer primary key, load: seq}
+      - {name: v, type: int, load: int 1 9}
+requests:
+  - name: get
+    weight: 3
+    sql: SELECT v FROM {kv} WHERE k = ?
+    args: [row kv]
+  - name: put
+    think: exp 100ms
+    sql: UPDATE {kv} SET v = ? WHERE k = ?
+    args: [int 1 9, row kv]
+`
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "res")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "custom", "--file", file, "--db", db, "-T", "2s", "-c", "2", "--no-probe", "--isolate", "0", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	_, path := readResult(t, out)
+	doc := readJSONMap(t, path)
+	sum := doc["summary"].(map[string]any)
+	if rps := sum["requests_per_sec"].(float64); rps <= 0 || rps > 40 {
+		t.Errorf("%.1f requests/s: 2 workers pausing 50-100 ms after each request stay under 40", rps)
+	}
+	share, ok := doc["client"].(map[string]any)["think_share"].(float64)
+	if !ok || share < 0.5 || share > 1 {
+		t.Errorf("client.think_share %v: the workers paused most of their time", doc["client"].(map[string]any)["think_share"])
+	}
+	if !strings.Contains(stdout, "think times: the workers spent") {
+		t.Errorf("the console does not say how long the workers paused:\n%s", stdout)
+	}
+	v := doc["verdict"].(map[string]any)
+	if ev := fmt.Sprint(v["evidence"]); v["bottleneck"] != "none" || !strings.Contains(ev, "the workload's think times set the pace") {
+		t.Errorf("verdict %v: %s; want none, paced by the think times", v["bottleneck"], ev)
+	}
+	for _, args := range [][]string{{"run", "custom", "-R", "10", "-T", "2s"}, {"knee", "custom", "--slo", "p99<10ms"}} {
+		code, _, stderr := runCLI(t, context.Background(), append(args, "--file", file, "--db", db, "--no-probe", "--out", out)...)
+		if code != 2 || !strings.Contains(stderr, "the file's think times (think:) apply to the closed loop") {
+			t.Errorf("%v: exit %d, %q; want 2 and the think times named", args, code, stderr)
+		}
+	}
+}
+
 // firstResult is the path of the one result in dir.
 func firstResult(t *testing.T, dir string) string {
 	t.Helper()

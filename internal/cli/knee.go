@@ -260,6 +260,8 @@ func (f *kneeFlags) config(fs *pflag.FlagSet, w workload.Workload) (knee.SLO, kn
 		errs = append(errs, fmt.Errorf("--slo: %w", err))
 	} else if err := workload.ColdStartError(w, "a knee search's probes"); err != nil {
 		errs = append(errs, err)
+	} else if err := workload.OpenLoopError(w, "a knee search's open-loop probes"); err != nil {
+		errs = append(errs, err)
 	}
 	seed, err := f.open.seedOf()
 	if err != nil {

@@ -333,9 +333,6 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		}
 	}
 	errs = append(errs, f.open.validate(fs, open)...)
-	if open && fs.Lookup("keying-thinking") != nil && fs.Changed("keying-thinking") {
-		errs = append(errs, errors.New("--keying-thinking applies to the closed loop: with --rate or --rates the schedule sets the pace"))
-	}
 	if f.repeat < 1 {
 		errs = append(errs, fmt.Errorf("--repeat must be at least 1, got %d", f.repeat))
 	}
@@ -349,6 +346,8 @@ func (f *runFlags) config(fs *pflag.FlagSet, w workload.Workload) (runner.Config
 		errs = append(errs, fmt.Errorf("--report-every must be positive, got %v", f.reportEvery))
 	}
 	if err := w.Validate(); err != nil {
+		errs = append(errs, err)
+	} else if err := workload.OpenLoopError(w, "--rate or --rates"); open && err != nil {
 		errs = append(errs, err)
 	} else if err := workload.CheckThreads(w, f.threads); err != nil {
 		errs = append(errs, err)

@@ -221,7 +221,10 @@ type Figures struct {
 	RoundTripsPerReq *float64
 
 	ClientCPUPct *float64 // load generator, % of its cores
-	ClientCores  int      // the load generator's cores (0: unknown)
+	// ThinkShare is the share of a closed loop's workers' time spent in the
+	// workload's think times (nil: none).
+	ThinkShare  *float64
+	ClientCores int // the load generator's cores (0: unknown)
 	// InProcess is true for an embedded engine (SQLite): it runs inside
 	// ceiling's process, so ClientCPUPct is the engine's CPU too, and the
 	// host's other CPU use is not the database's.
@@ -514,6 +517,8 @@ func diagnose(f Figures) *Verdict {
 		// mostly idle, the reason is that the run did not load the server.
 		ev, s, unsat := unsaturated(f)
 		switch {
+		case unsat && thinkBound(f):
+			v.Evidence = append(v.Evidence, "no clear bottleneck: the workload's think times set the pace, not the database")
 		case unsat && oneWriter(f):
 			v.Evidence = append(v.Evidence, "no clear bottleneck: SQLite's one writer at a time sets the pace of these writes")
 		case unsat:
@@ -537,7 +542,7 @@ func diagnose(f Figures) *Verdict {
 					Threads(2*f.Threads), 2*f.Threads)})
 			}
 		}
-		if !f.OpenLoop && f.CommitsWait != nil && *f.CommitsWait && f.SyncsPerReq != nil && *f.SyncsPerReq >= 0.1 {
+		if !f.OpenLoop && !thinkBound(f) && f.CommitsWait != nil && *f.CommitsWait && f.SyncsPerReq != nil && *f.SyncsPerReq >= 0.1 {
 			// No rule blames the flushes (commits share them), yet each
 			// commit still waits for its group's: MariaDB updates, 8
 			// threads, 0.283 fsyncs per request, 'none' at full
@@ -666,6 +671,15 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 	if f.OpenLoop || b == nil || *b >= MaxUnsaturatedBusy || f.Threads < 1 {
 		return "", Suggestion{}, false
 	}
+	if thinkBound(f) {
+		// Users that pause: their think times, not the database, set
+		// the rate (a custom file with think: exp 50ms and 200ms, 4
+		// workers on SQLite: 47.8 req/s, the workers 99% in think times).
+		evidence = fmt.Sprintf("the think times set the pace: the %s spent %.1f%% of their time in them, and the cores were %.3g%% busy",
+			Threads(f.Threads), 100**f.ThinkShare, 100**b)
+		s = Suggestion{Action: fmt.Sprintf("more users (-c %d) to load the database more at these think times, or a run without them (or an open-loop ramp, --rates) to find its ceiling", 4*f.Threads)}
+		return evidence, s, true
+	}
 	if oneWriter(f) {
 		// Writes to the embedded engine: one writer at a time whatever
 		// the threads (single inserts: +4% at 2 threads, lock waits 47%
@@ -685,6 +699,16 @@ func unsaturated(f Figures) (evidence string, s Suggestion, ok bool) {
 		Threads(f.Threads), verbS(f.Threads), 100**b, 100*MaxUnsaturatedBusy)
 	s = Suggestion{Action: fmt.Sprintf("more threads (-c %d) or an open-loop ramp (--rates) to find the ceiling", 2*f.Threads)}
 	return evidence, s, true
+}
+
+// MinThinkShare is the share of the workers' time in think times from
+// which an unsaturated closed loop is said to be paced by them.
+const MinThinkShare = 0.5
+
+// thinkBound says whether a closed loop's workers spent at least
+// MinThinkShare of their time in think times.
+func thinkBound(f Figures) bool {
+	return !f.OpenLoop && f.ThinkShare != nil && *f.ThinkShare >= MinThinkShare
 }
 
 // fixedTxAction is the advice for writes that SQLite's one writer paces

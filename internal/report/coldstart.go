@@ -15,7 +15,7 @@ import (
 // the first second, 7-17 ms p99 in each second after it.
 const (
 	coldMinIntervals = 5   // the first interval and at least 4 to compare it with
-	coldMinRequests  = 20  // an interval's p99 from fewer is noise
+	coldMinRequests  = 100 // an interval's p99 from fewer is its maximum
 	coldRatio        = 3.0 // the first interval's p99 ≥ 3× the later ones' median
 	coldMinGapMs     = 1.0 // and at least 1 ms above it
 )

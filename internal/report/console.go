@@ -421,6 +421,9 @@ func PrintSummary(w io.Writer, r *Result) {
 		}
 		fmt.Fprintln(w)
 	}
+	if r.Client.ThinkShare != nil {
+		fmt.Fprintf(w, "think times: the workers spent %.1f%% of their time in them (not in the latencies)\n", 100**r.Client.ThinkShare)
+	}
 	printRepeats(w, r)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

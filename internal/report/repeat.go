@@ -232,6 +232,7 @@ func combine(rs []*runner.Result, concat bool) *runner.Result {
 		out.SampleErrs += r.SampleErrs
 		cpu += r.ClientCPUSeconds
 		cpuKnown = cpuKnown && r.ClientCPUSeconds >= 0
+		out.PausedSeconds += r.PausedSeconds
 		out.InFlight.Requests += r.InFlight.Requests
 		out.InFlight.Oldest = max(out.InFlight.Oldest, r.InFlight.Oldest)
 		out.InFlight.Unfinished += r.InFlight.Unfinished

@@ -419,6 +419,11 @@ type Client struct {
 	// WorkerIO is how those groups waited for their sockets: "io_uring"
 	// or "ppoll".
 	WorkerIO string `json:"worker_io,omitempty"`
+	// ThinkShare is the share of the closed loop's workers' time (threads
+	// × measured seconds) they spent in the workload's think times
+	// (TPC-C --keying-thinking, a custom file's think:); absent when they
+	// did not pause.
+	ThinkShare *float64 `json:"think_share,omitempty"`
 }
 
 // IntervalPoint is one point of the per-interval series.
@@ -700,6 +705,13 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 
 	res.Client.Cores = p.Cores
 	res.Client.WorkerGroups, res.Client.WorkerIO = r.WorkerGroups, r.WorkerIO
+	// Under 1% is the timing of pauses that did not wait (TPC-C without
+	// --keying-thinking is a Pauser too), not think times.
+	if el > 0 && p.Load.Threads > 0 {
+		if share := r.PausedSeconds / el / float64(p.Load.Threads); share >= 0.01 {
+			res.Client.ThinkShare = f64(min(1, share))
+		}
+	}
 	if r.ClientCPUSeconds >= 0 {
 		res.Client.CPUSeconds = f64(r.ClientCPUSeconds)
 		if el > 0 && p.Cores > 0 {

@@ -134,7 +134,7 @@ func topRate(steps []Step) float64 {
 func runFigures(res *Result, dev *float64) diagnose.Figures {
 	s := res.Summary
 	f := diagnose.Figures{Scope: "run", Threads: res.Load.Threads, Requests: s.Requests, ElapsedS: s.ElapsedS,
-		OpenLoop: res.Load.Model == "open", ClientCPUPct: res.Client.CPUPctCores, DeviceLatencyMs: dev,
+		OpenLoop: res.Load.Model == "open", ClientCPUPct: res.Client.CPUPctCores, ThinkShare: res.Client.ThinkShare, DeviceLatencyMs: dev,
 		KeptUp: res.Load.Model == "open" && len(res.Steps) > 0 && !anySaturated(res.Steps),
 		Errors: s.Errors, ErrorsByClass: s.ErrorsByClass,
 		Deadlock:        deadlocked(s),

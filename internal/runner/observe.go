@@ -67,8 +67,10 @@ func (k *worker) pause() bool {
 	if !ok {
 		return true
 	}
-	if err := p.Pause(k.run.pauseCtx); err != nil {
-		return false
+	start := time.Now()
+	err := p.Pause(k.run.pauseCtx)
+	if k.run.measuring.Load() {
+		k.paused.Add(int64(time.Since(start)))
 	}
-	return !k.run.stop.Load()
+	return err == nil && !k.run.stop.Load()
 }

@@ -211,6 +211,10 @@ type Result struct {
 	// ClientCPUSeconds is the CPU time ceiling itself used in the measured
 	// phase (user+system); negative when it could not be read.
 	ClientCPUSeconds float64
+	// PausedSeconds is the time the closed loop's workers spent in
+	// deliberate pauses (workload.Pauser: think times) in the measured
+	// phase, summed over the workers; 0 when they did not pause.
+	PausedSeconds float64
 	// WorkerGroups is how many threads the closed loop's workers shared,
 	// a few coroutines per thread (mux.go); 0 when each worker had a
 	// goroutine of its own.
@@ -627,6 +631,9 @@ loop:
 	if c := sr.cpuNow(); c >= 0 && cpuStart >= 0 {
 		res.ClientCPUSeconds = c - cpuStart
 	}
+	for _, k := range r.workers {
+		res.PausedSeconds += float64(k.paused.Load()) / 1e9
+	}
 	return res
 }
 
@@ -864,6 +871,9 @@ type worker struct {
 	// loop's clock, see run.inFlight), plus one; 0 between requests. lost
 	// is likewise when it lost its connection, while it reconnects.
 	busy, lost atomic.Int64
+	// paused is the time (ns) the worker spent in deliberate pauses
+	// (workload.Pauser: think times) while the run measured.
+	paused atomic.Int64
 
 	// Multiplexed closed loop (mux.go): the connection's waiter, and the
 	// yield of the coroutine running loop.

@@ -2,6 +2,9 @@ package workload
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
+	"time"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 )
@@ -41,6 +44,30 @@ type Span struct {
 // pace.
 type Pauser interface {
 	Pause(ctx context.Context) error
+}
+
+// Wait is a Pauser's wait: d on *t (made at the first wait, reset at the
+// next ones, so that a pause allocates nothing), or until ctx is done.
+func Wait(ctx context.Context, t **time.Timer, d time.Duration) error {
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	select {
+	case <-(*t).C:
+		return nil
+	case <-ctx.Done():
+		(*t).Stop() // since Go 1.23 a stopped timer needs no draining
+		return ctx.Err()
+	}
+}
+
+// ThinkTime draws a think time of the given mean: negative exponential,
+// truncated at 10 times the mean (TPC-C clause 5.2.5).
+func ThinkTime(rng *rand.Rand, mean time.Duration) time.Duration {
+	x := -math.Log(1 - rng.Float64()) // in (0, +inf)
+	return time.Duration(min(x, 10) * float64(mean))
 }
 
 // PauseDeclarer is implemented by workloads whose workers are Pausers, so

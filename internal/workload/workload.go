@@ -185,6 +185,26 @@ type DatabaseFigurer interface {
 	DatabaseFigures() []string
 }
 
+// ClosedLoopOnly is implemented by workloads that, as configured, pace
+// their own workers (think times: TPC-C's --keying-thinking, a custom
+// file's think:). ClosedLoopOnly names what paces them, "" when nothing
+// does. An open loop's schedule sets the pace instead, so it is refused
+// rather than run with the pauses ignored.
+type ClosedLoopOnly interface {
+	ClosedLoopOnly() string
+}
+
+// OpenLoopError returns a usage error for a self-pacing w (ClosedLoopOnly)
+// run as an open loop (what: "--rate or --rates", "a knee search"), or nil.
+func OpenLoopError(w Workload, what string) error {
+	if c, ok := w.(ClosedLoopOnly); ok {
+		if why := c.ClosedLoopOnly(); why != "" {
+			return fmt.Errorf("%s apply to the closed loop: with %s the schedule sets the pace", why, what)
+		}
+	}
+	return nil
+}
+
 // ColdStarter is implemented by workloads that can empty caches once
 // before a run (sequential-selects --cold). Only the run's first requests
 // find the caches cold: a warm-up, or every step of a ramp after the first,

@@ -79,6 +79,10 @@ creates, loads and drops only the file's tables, and runs the statements
 as written. MB/min is not measured (the data volume of your statements is
 not known). A checks: list of queries and the values they must return
 (name, sql, want) is run after each run and by ceiling check custom.
+think: D (for the file, or per request) makes the workers pause D after
+each request, outside its latency; think: exp D draws a negative
+exponential of mean D (truncated at 10 × D). Think times pace a closed
+loop only (not --rate, --rates or knee).
 examples/custom/orders.yaml and transfers.yaml in the source are fuller
 examples; --scale multiplies every table's rows.`,
 	New: func() workload.Workload { return &Custom{} },
@@ -107,12 +111,28 @@ type Custom struct {
 }
 
 var (
-	_ workload.Workload     = (*Custom)(nil)
-	_ workload.NoByteCounts = (*Custom)(nil)
-	_ workload.Isolator     = (*Custom)(nil)
-	_ workload.TableOwner   = (*Custom)(nil)
-	_ workload.Definer      = (*Custom)(nil)
+	_ workload.Workload       = (*Custom)(nil)
+	_ workload.NoByteCounts   = (*Custom)(nil)
+	_ workload.Isolator       = (*Custom)(nil)
+	_ workload.TableOwner     = (*Custom)(nil)
+	_ workload.Definer        = (*Custom)(nil)
+	_ workload.PauseDeclarer  = (*Custom)(nil)
+	_ workload.ClosedLoopOnly = (*Custom)(nil)
+	_ workload.Pauser         = (*thinkWorker)(nil)
 )
+
+// WorkersPause implements workload.PauseDeclarer: a file with think
+// times has workers that pause.
+func (c *Custom) WorkersPause() bool { return c.spec != nil && c.spec.thinks }
+
+// ClosedLoopOnly implements workload.ClosedLoopOnly: think times pace a
+// closed loop's users; an open loop's schedule would ignore them.
+func (c *Custom) ClosedLoopOnly() string {
+	if c.WorkersPause() {
+		return "the file's think times (think:)"
+	}
+	return ""
+}
 
 // Flags implements workload.Workload.
 func (c *Custom) Flags(fs *pflag.FlagSet) {
@@ -319,11 +339,10 @@ func (c *Custom) tryRequests(ctx context.Context, t target.Target) error {
 			c.next[i].Store(saved[i])
 		}
 	}()
-	wk, err := c.NewWorker(ctx, t, conn, -1)
+	w, err := c.newWorker(t, conn, -1)
 	if err != nil {
 		return err
 	}
-	w := wk.(*worker)
 	for i, r := range c.spec.requests {
 		if err := conn.Begin(ctx); err != nil {
 			return fmt.Errorf("try %s: %w", r.spec.Name, err)
@@ -522,12 +541,25 @@ func (g *genRows) Err() error             { return nil }
 
 // NewWorker implements workload.Workload.
 func (c *Custom) NewWorker(_ context.Context, t target.Target, conn target.Conn, id int) (workload.Worker, error) {
+	w, err := c.newWorker(t, conn, id)
+	if err != nil || !c.spec.thinks {
+		return w, err
+	}
+	tw := &thinkWorker{worker: w}
+	for _, r := range c.spec.requests {
+		tw.thinks = append(tw.thinks, r.think)
+	}
+	return tw, nil
+}
+
+// newWorker is NewWorker without the think times.
+func (c *Custom) newWorker(t target.Target, conn target.Conn, id int) (*worker, error) {
 	if c.spec == nil {
 		return nil, errors.New("custom: the file was not read (Validate)")
 	}
 	d := t.Dialect()
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(id)))
-	w := &worker{c: c, conn: conn, rng: rng, pool: c.pool, weights: c.spec.weights, solo: c.solo}
+	w := &worker{c: c, conn: conn, rng: rng, pool: c.pool, weights: c.spec.weights, solo: c.solo, prev: -1}
 	for _, r := range c.spec.requests {
 		wr := wreq{txn: r.txn}
 		for _, st := range r.stmts {
@@ -599,6 +631,30 @@ type worker struct {
 	weights []float64
 	reqs    []wreq
 	solo    int
+	prev    int // the last request's index, -1 before the first
+}
+
+// thinkWorker is a worker of a file with think times: a workload.Pauser.
+// Workers of a file without are not, so that the runner may serve several
+// of them from one thread (a pause would hold the others up).
+type thinkWorker struct {
+	*worker
+	thinks []think // per request
+	timer  *time.Timer
+}
+
+// Pause implements workload.Pauser: it waits the think time of the
+// worker's previous request (none before the first, nor while one request
+// runs alone after the measured mix: --isolate measures its cost).
+func (w *thinkWorker) Pause(ctx context.Context) error {
+	if w.prev < 0 || w.solo > 0 {
+		return nil
+	}
+	d := w.thinks[w.prev].draw(w.rng)
+	if d <= 0 {
+		return nil
+	}
+	return workload.Wait(ctx, &w.timer, d)
 }
 
 type wreq struct {
@@ -632,6 +688,7 @@ func (w *worker) Do(ctx context.Context) (workload.Result, error) {
 	}
 	r := &w.reqs[op]
 	res := workload.Result{Op: op}
+	w.prev = op
 	if r.txn {
 		if err := w.conn.Begin(ctx); err != nil {
 			return res, err

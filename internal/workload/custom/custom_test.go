@@ -96,6 +96,9 @@ func TestParseErrors(t *testing.T) {
 		{"next in load", "tables:\n  - name: t\n    rows: 1\n    columns:\n      - {name: id, type: int, load: next t}\n" + "requests:\n  - name: a\n    sql: SELECT 1\n", "next TABLE is for requests"},
 		{"bad table name", "tables:\n  - name: T-1\n    columns:\n      - {name: id, type: int, load: seq}\nrequests:\n  - name: a\n    sql: SELECT 1\n", `table T-1: name "T-1"`},
 		{"no load", "tables:\n  - name: t\n    columns:\n      - {name: id, type: int}\nrequests:\n  - name: a\n    sql: SELECT 1\n", "no load generator"},
+		{"think unit", req("  - name: a\n    sql: SELECT 1\n    think: 200\n"), `request a: think "200": "200" is not a duration from 0 to 1h0m0s`},
+		{"think form", req("  - name: a\n    sql: SELECT 1\n    think: gauss 2s\n"), `think "gauss 2s": give a duration (200ms, 2s) or exp and a mean`},
+		{"file think", "think: -1s\n" + req("  - name: a\n    sql: SELECT 1\n"), `think "-1s": "-1s" is not a duration`},
 		{"index column", "tables:\n  - name: t\n    columns:\n      - {name: id, type: int, load: seq}\n    indexes: [idd]\nrequests:\n  - name: a\n    sql: SELECT 1\n", "names idd, which is not a column"},
 	}
 	for _, c := range cases {
@@ -105,6 +108,65 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestThink: a request's think time is its own, else the file's; "exp D"
+// draws a negative exponential of mean D truncated at 10 × D; 0 is none.
+// Only a file with think times makes Pausers (so that files without keep
+// the runner's multiplexing) and is refused for an open loop.
+func TestThink(t *testing.T) {
+	spec, err := Parse([]byte("think: exp 20ms\n" + okTables + `requests:
+  - name: a
+    sql: SELECT 1
+  - name: b
+    think: 5ms
+    sql: SELECT 2
+  - name: c
+    think: 0
+    sql: SELECT 3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []think{{d: 20 * time.Millisecond, exp: true}, {d: 5 * time.Millisecond}, {}}
+	for i, r := range spec.requests {
+		if r.think != want[i] {
+			t.Errorf("request %s: think %+v, want %+v", r.spec.Name, r.think, want[i])
+		}
+	}
+	if !spec.thinks {
+		t.Error("spec.thinks false with think times")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sum time.Duration
+	const n = 20000
+	for range n {
+		d := want[0].draw(rng)
+		if d < 0 || d > 200*time.Millisecond {
+			t.Fatalf("exp 20ms drew %v: outside 0 … 10 × the mean", d)
+		}
+		sum += d
+	}
+	// The truncation at 10× takes e^-10 × 11 ≈ 0.05% off the mean.
+	if mean := sum / n; mean < 19*time.Millisecond || mean > 21*time.Millisecond {
+		t.Errorf("exp 20ms: mean of %d draws %v", n, mean)
+	}
+	if d := want[1].draw(rng); d != 5*time.Millisecond {
+		t.Errorf("5ms drew %v", d)
+	}
+
+	c := &Custom{spec: spec}
+	if !c.WorkersPause() || !strings.Contains(workload.OpenLoopError(c, "--rate or --rates").Error(), "the file's think times (think:) apply to the closed loop") {
+		t.Errorf("a file with think times: WorkersPause %v, OpenLoopError %v", c.WorkersPause(), workload.OpenLoopError(c, "--rate"))
+	}
+	plain, err := Parse([]byte(okTables + "requests:\n  - name: a\n    sql: SELECT 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = &Custom{spec: plain}
+	if c.WorkersPause() || workload.OpenLoopError(c, "--rate") != nil {
+		t.Error("a file without think times pauses, or is refused for an open loop")
 	}
 }
 

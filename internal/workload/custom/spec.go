@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ceiling-db/ceiling/internal/workload"
 )
 
 // File is a workload file as written: the tables ceiling creates and
@@ -18,6 +22,9 @@ type File struct {
 	Tables      []TableSpec   `yaml:"tables"`
 	Requests    []RequestSpec `yaml:"requests"`
 	Checks      []CheckSpec   `yaml:"checks"`
+	// Think is every request's think time unless it has its own (see
+	// parseThink): a closed loop's worker waits it after the request.
+	Think string `yaml:"think"`
 }
 
 // CheckSpec is a consistency condition of the file's data: a query whose
@@ -57,6 +64,7 @@ type RequestSpec struct {
 	SQL         PerEngine  `yaml:"sql"`
 	Args        Gens       `yaml:"args"`
 	Transaction []StmtSpec `yaml:"transaction"`
+	Think       string     `yaml:"think"` // this request's think time (see parseThink)
 }
 
 // StmtSpec is one statement of a transaction.
@@ -190,6 +198,7 @@ type Spec struct {
 	tables   []*table
 	requests []*request
 	weights  []float64 // cumulative, normalised to 1
+	thinks   bool      // a request has a think time
 }
 
 type table struct {
@@ -202,6 +211,52 @@ type request struct {
 	spec  *RequestSpec
 	stmts []stmt
 	txn   bool
+	think think
+}
+
+// think is a think time: a worker's deliberate wait after a request, as a
+// user reads the answer before the next click (TPC-C's think times).
+type think struct {
+	d   time.Duration // 0: none
+	exp bool          // d is the mean of a negative exponential, truncated at 10 × d
+}
+
+// maxThink bounds a think time (its mean for exp).
+const maxThink = time.Hour
+
+// parseThink reads a think time: a duration ("200ms", "2s"; "0" for none)
+// or "exp D", a negative exponential draw of mean D truncated at 10 × D,
+// as TPC-C's think times (clause 5.2.5).
+func parseThink(text string) (think, error) {
+	f := strings.Fields(text)
+	var t think
+	if len(f) == 2 && f[0] == "exp" {
+		t.exp = true
+		f = f[1:]
+	}
+	if len(f) != 1 {
+		return t, fmt.Errorf("think %q: give a duration (200ms, 2s) or exp and a mean (exp 200ms)", text)
+	}
+	if f[0] == "0" {
+		return think{}, nil
+	}
+	d, err := time.ParseDuration(f[0])
+	if err != nil || d < 0 || d > maxThink {
+		return t, fmt.Errorf("think %q: %q is not a duration from 0 to %v (200ms, 2s)", text, f[0], maxThink)
+	}
+	if d == 0 {
+		return think{}, nil
+	}
+	t.d = d
+	return t, nil
+}
+
+// draw returns one think time.
+func (t think) draw(rng *rand.Rand) time.Duration {
+	if !t.exp || t.d == 0 {
+		return t.d
+	}
+	return workload.ThinkTime(rng, t.d)
 }
 
 type stmt struct {
@@ -280,6 +335,13 @@ func compile(f *File) (*Spec, error) {
 			}
 		}
 	}
+	var fileThink think
+	if f.Think != "" {
+		var err error
+		if fileThink, err = parseThink(f.Think); err != nil {
+			bad("%v", err)
+		}
+	}
 	names := map[string]bool{}
 	total := 0.0
 	for i := range f.Requests {
@@ -293,7 +355,15 @@ func compile(f *File) (*Spec, error) {
 			bad("%s: weight must be above 0, got %g", where, w)
 		}
 		total += w
-		r := &request{spec: rs}
+		r := &request{spec: rs, think: fileThink}
+		if rs.Think != "" {
+			t, err := parseThink(rs.Think)
+			if err != nil {
+				bad("%s: %v", where, err)
+			}
+			r.think = t
+		}
+		s.thinks = s.thinks || r.think.d > 0
 		switch {
 		case len(rs.Transaction) > 0 && (len(rs.SQL) > 0 || len(rs.Args) > 0):
 			bad("%s: give either sql (one statement) or transaction (a list of statements), not both", where)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -205,6 +204,15 @@ var (
 // Pauser (its Pause returns at once without --keying-thinking).
 func (w *Workload) WorkersPause() bool { return true }
 
+// ClosedLoopOnly implements workload.ClosedLoopOnly: with
+// --keying-thinking the virtual users pace themselves.
+func (w *Workload) ClosedLoopOnly() string {
+	if w.run.keyingThinking {
+		return "--keying-thinking's keying and think times"
+	}
+	return ""
+}
+
 // Isolate implements workload.Isolator.
 func (w *Workload) Isolate(op int) {
 	if op < 0 || op >= numOps {
@@ -306,8 +314,9 @@ func (k *vuser) warehouse() int {
 }
 
 // Pause implements workload.Pauser: with --keying-thinking it waits the
-// previous transaction's think time and the next one's keying time (the
-// runner does not time it); without, it returns at once.
+// previous transaction's think time and the next one's keying time
+// (outside the transactions' latency; the runner counts it in the
+// result's client.think_share); without, it returns at once.
 func (k *vuser) Pause(ctx context.Context) error {
 	if !k.w.run.keyingThinking || k.solo > 0 {
 		return nil
@@ -315,29 +324,9 @@ func (k *vuser) Pause(ctx context.Context) error {
 	k.next = k.pick()
 	d := keyingTime[k.next]
 	if k.prev >= 0 {
-		d += thinkTime(k.rng, thinkMean[k.prev])
+		d += workload.ThinkTime(k.rng, thinkMean[k.prev])
 	}
-	if k.timer == nil {
-		k.timer = time.NewTimer(d)
-	} else {
-		k.timer.Reset(d)
-	}
-	select {
-	case <-k.timer.C:
-		return nil
-	case <-ctx.Done():
-		if !k.timer.Stop() {
-			<-k.timer.C
-		}
-		return ctx.Err()
-	}
-}
-
-// thinkTime draws a think time of the given mean: negative exponential,
-// truncated at 10 times the mean (clause 5.2.5).
-func thinkTime(rng *rand.Rand, mean time.Duration) time.Duration {
-	x := -math.Log(1 - rng.Float64()) // in (0, +inf)
-	return time.Duration(min(x, 10) * float64(mean))
+	return workload.Wait(ctx, &k.timer, d)
 }
 
 // Do implements workload.Worker: one transaction of the mix. A deadlock, a

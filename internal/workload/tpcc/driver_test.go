@@ -70,7 +70,7 @@ func TestThinkTime(t *testing.T) {
 	const n = 200000
 	var sum time.Duration
 	for i := 0; i < n; i++ {
-		d := thinkTime(rng, mean)
+		d := workload.ThinkTime(rng, mean)
 		if d < 0 || d > 10*mean {
 			t.Fatalf("think time %v outside [0, 10×mean]", d)
 		}
