@@ -289,6 +289,9 @@ func summaryBlocks(r *report.Result) []Block {
 	if r.Client.CPUPctCores != nil {
 		kv(&rows, "load generator CPU", fmt.Sprintf("%s%% of %d cores", num(*r.Client.CPUPctCores), r.Client.Cores))
 	}
+	if r.Client.ThinkShare != nil {
+		kv(&rows, "think times", fmt.Sprintf("%s%% of the workers' time (outside the latencies)", num(100**r.Client.ThinkShare)))
+	}
 	if l := report.RoundTripsLine(r); l != "" {
 		kv(&rows, "round trips to the server", strings.TrimPrefix(l, "round trips to the server: "))
 	}

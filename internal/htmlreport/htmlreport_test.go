@@ -575,6 +575,20 @@ func TestLogDeviceNote(t *testing.T) {
 	}
 }
 
+// TestThinkShare: a run whose workers paused (think times) says for how
+// much of their time; one that did not has no such line.
+func TestThinkShare(t *testing.T) {
+	ins := load(t, fxPG)
+	if html := renderHTML(t, ins); strings.Contains(html, "think times") {
+		t.Fatal("a result without think times has a think-time line")
+	}
+	share := 0.989
+	ins[0].Result.Client.ThinkShare = &share
+	if html := renderHTML(t, ins); !strings.Contains(html, "think times</td><td>98.90% of the workers&#39; time (outside the latencies)") {
+		t.Fatal("report lacks the workers' think-time share")
+	}
+}
+
 // TestCheckAgreement: a point prediction agrees within a factor of 2; a
 // lower bound ("(at least)") holds when the measured gain reaches it.
 func TestCheckAgreement(t *testing.T) {
