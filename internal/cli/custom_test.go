@@ -201,6 +201,22 @@ requests:
 	if ev := fmt.Sprint(v["evidence"]); v["bottleneck"] != "none" || !strings.Contains(ev, "the workload's think times set the pace") {
 		t.Errorf("verdict %v: %s; want none, paced by the think times", v["bottleneck"], ev)
 	}
+	// A thread ramp (1, 2, 4 workers): the share is over each step's own
+	// workers (over 4 workers in every step it would be under 7/12).
+	slow := strings.Replace(spec, "think: 50ms", "think: 200ms", 1)
+	slow = strings.Replace(slow, "think: exp 100ms", "think: 200ms", 1)
+	if err := os.WriteFile(file, []byte(slow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ramp := filepath.Join(dir, "ramp")
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "custom", "--file", file, "--db", db, "--threads-ramp", "1:4:x2", "--step", "1s", "--no-probe", "--out", ramp)
+	if code != 0 {
+		t.Fatalf("thread ramp: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	_, path = readResult(t, ramp)
+	if share, ok := readJSONMap(t, path)["client"].(map[string]any)["think_share"].(float64); !ok || share < 0.9 {
+		t.Errorf("thread ramp: client.think_share %v, want ≥ 0.9 (200 ms pauses around sub-ms requests)", share)
+	}
 	for _, args := range [][]string{{"run", "custom", "-R", "10", "-T", "2s"}, {"knee", "custom", "--slo", "p99<10ms"}} {
 		code, _, stderr := runCLI(t, context.Background(), append(args, "--file", file, "--db", db, "--no-probe", "--out", out)...)
 		if code != 2 || !strings.Contains(stderr, "the file's think times (think:) apply to the closed loop") {

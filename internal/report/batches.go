@@ -68,6 +68,19 @@ func buildSweep(p Params, kind sweepKind, vals []int, runs []*runner.Result) (*R
 			res.Intervals[i].Step = &st
 		}
 	}
+	if kind == sweepThreads {
+		// Build took every step's workers as p's: the share of their time
+		// in think times is over each step's own thread count.
+		res.Client.ThinkShare = nil
+		var paused, avail float64
+		for i, r := range runs {
+			paused += r.PausedSeconds
+			avail += float64(vals[i]) * r.Elapsed.Seconds()
+		}
+		if share := paused / avail; avail > 0 && share >= minThinkShare {
+			res.Client.ThinkShare = f64(min(1, share))
+		}
+	}
 	var total float64
 	for i, r := range runs {
 		s := sweepStep(p, i, r)

@@ -705,10 +705,8 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 
 	res.Client.Cores = p.Cores
 	res.Client.WorkerGroups, res.Client.WorkerIO = r.WorkerGroups, r.WorkerIO
-	// Under 1% is the timing of pauses that did not wait (TPC-C without
-	// --keying-thinking is a Pauser too), not think times.
 	if el > 0 && p.Load.Threads > 0 {
-		if share := r.PausedSeconds / el / float64(p.Load.Threads); share >= 0.01 {
+		if share := r.PausedSeconds / el / float64(p.Load.Threads); share >= minThinkShare {
 			res.Client.ThinkShare = f64(min(1, share))
 		}
 	}
@@ -739,6 +737,12 @@ func Build(p Params, r *runner.Result) (*Result, error) {
 	addAdvice(res, p)
 	return res, nil
 }
+
+// minThinkShare is the least share of the workers' time in pauses that
+// client.think_share reports: under it is the timing of pauses that did
+// not wait (TPC-C without --keying-thinking is a Pauser too), not think
+// times.
+const minThinkShare = 0.01
 
 // LoadOf describes the load model of cfg.
 func LoadOf(cfg runner.Config) Load {
