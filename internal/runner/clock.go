@@ -21,8 +21,10 @@ type clock interface {
 // sleeper waits for one goroutine; it is not safe for concurrent use.
 type sleeper interface {
 	// sleepUntil blocks until t. It reports false if stop was closed first.
-	// It must not allocate: it is on the hot path.
-	sleepUntil(t time.Time) bool
+	// It must not allocate: it is on the hot path. With holdP, the
+	// calling goroutine has a P of its own (target.PHolder) and may keep
+	// it through the wait.
+	sleepUntil(t time.Time, holdP bool) bool
 }
 
 // Coarse waits: a wait longer than coarseWait sleeps on a (reused) Go timer
@@ -65,10 +67,10 @@ func newStoppedTimer() *time.Timer {
 	return t
 }
 
-func (s *timerSleeper) sleepUntil(at time.Time) bool {
+func (s *timerSleeper) sleepUntil(at time.Time, holdP bool) bool {
 	d := time.Until(at)
 	if s.precise && d <= coarseWait {
-		return s.fine(at, d)
+		return s.fine(at, d, holdP)
 	}
 	if s.precise {
 		d -= coarseMargin
@@ -84,16 +86,21 @@ func (s *timerSleeper) sleepUntil(at time.Time) bool {
 		}
 	}
 	if s.precise {
-		return s.fine(at, time.Until(at))
+		return s.fine(at, time.Until(at), holdP)
 	}
 	return true
 }
 
-// fine sleeps the last stretch d before at with preciseSleep, again after an
-// early return (a signal interrupts the system call).
-func (s *timerSleeper) fine(at time.Time, d time.Duration) bool {
+// fine sleeps the last stretch d before at with preciseSleep (rawSleep
+// with holdP), again after an early return (a signal interrupts the
+// system call).
+func (s *timerSleeper) fine(at time.Time, d time.Duration, holdP bool) bool {
 	for d > 0 {
-		preciseSleep(d)
+		if holdP {
+			rawSleep(d)
+		} else {
+			preciseSleep(d)
+		}
 		d = time.Until(at)
 	}
 	return true

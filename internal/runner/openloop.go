@@ -545,7 +545,7 @@ func (k *worker) openLoop(ctx context.Context) {
 		}
 		at, start := s.at(tk), now
 		if at > now {
-			if !sl.sleepUntil(r.origin.Add(time.Duration(at))) || r.stop.Load() {
+			if !sl.sleepUntil(r.origin.Add(time.Duration(at)), k.holdsP()) || r.stop.Load() {
 				return
 			}
 			start = r.since()
@@ -605,4 +605,12 @@ func (r *run) settleLastStep(ctx context.Context, sr *series, res *Result, start
 			res.Evidence.Add(st.Evidence)
 		}
 	}
+}
+
+// holdsP reports whether the worker's connection holds its goroutine's P
+// while it waits for the server (target.PHolder): the process then has a
+// P for it, which the worker may keep through its precise sleeps too.
+func (k *worker) holdsP() bool {
+	h, ok := k.conn.(target.PHolder)
+	return ok && h.HoldsP()
 }

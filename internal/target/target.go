@@ -242,6 +242,17 @@ type RoundTripCounter interface {
 	RoundTrips() int64
 }
 
+// PHolder is implemented by Conns that may wait for the server with raw
+// system calls, holding their goroutine's P (blockio.DialRaw): the process
+// then has a P for each of them. HoldsP reports whether this one does now.
+// The open loop's worker then also sleeps its last stretch before a
+// request's start holding its P (runner/clock_linux.go), which an ordinary
+// sleep would hand to another thread, waking the runtime's monitor at
+// every request.
+type PHolder interface {
+	HoldsP() bool
+}
+
 // Cooperative is implemented by Conns whose socket I/O can give way to the
 // other connections served by the same OS thread, instead of blocking it
 // (the runner's multiplexed closed loop, runner/mux.go).

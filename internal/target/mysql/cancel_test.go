@@ -27,12 +27,12 @@ func TestConnectRecordsConn(t *testing.T) {
 	// waits with blocking system calls on its own thread until the runner
 	// makes it cooperative; during a bulk load it waits through ordinary
 	// ones; the admin session never is raw.
-	if !blockio.Raw(c.nc) {
-		t.Error("a worker session of a 4-worker run is not raw")
+	if !blockio.Raw(c.nc) || !c.HoldsP() {
+		t.Error("a worker session of a 4-worker run is not raw, or does not say it holds its P")
 	}
 	restore := blockio.OrdinaryIO(c.nc)
-	if blockio.Raw(c.nc) {
-		t.Error("raw inside OrdinaryIO")
+	if blockio.Raw(c.nc) || c.HoldsP() {
+		t.Error("raw, or holding its P, inside OrdinaryIO")
 	}
 	restore()
 	if !c.SetWaiter(func(int, bool) bool { return false }) {
@@ -72,7 +72,7 @@ func TestConnectRecordsConn(t *testing.T) {
 	}
 	t.Setenv("CEILING_MYSQL_IO", "netpoll")
 	tg2 := openTarget(t, testDSN(t), target.DurabilityServer)
-	if c2 := connect(t, tg2).(*conn); c2.nc == nil || blockio.Raw(c2.nc) {
+	if c2 := connect(t, tg2).(*conn); c2.nc == nil || blockio.Raw(c2.nc) || c2.HoldsP() {
 		t.Error("CEILING_MYSQL_IO=netpoll: want a recorded, ordinary connection")
 	}
 }

@@ -5,7 +5,13 @@ import (
 	"github.com/ceiling-db/ceiling/internal/target/blockio"
 )
 
-var _ target.Cooperative = (*conn)(nil)
+var (
+	_ target.Cooperative = (*conn)(nil)
+	_ target.PHolder     = (*conn)(nil)
+)
+
+// HoldsP implements target.PHolder: a raw session (blockio.Raw).
+func (c *conn) HoldsP() bool { return c.nc != nil && blockio.Raw(c.nc) }
 
 // SetWaiter implements target.Cooperative: only sessions dialled in mux
 // modes (workerIO) accept a waiter (blockio.SetWaiter). go-sql-driver

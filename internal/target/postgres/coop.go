@@ -10,7 +10,11 @@ import (
 var (
 	_ target.Cooperative     = (*conn)(nil)
 	_ target.RingCooperative = (*conn)(nil)
+	_ target.PHolder         = (*conn)(nil)
 )
+
+// HoldsP implements target.PHolder: a raw session (blockio.Raw).
+func (c *conn) HoldsP() bool { return blockio.Raw(netConn(c.c.PgConn().Conn())) }
 
 // SetWaiter implements target.Cooperative: only sessions dialled in mux
 // mode (see workerDial) accept; their I/O then gives way through wait (see

@@ -67,6 +67,16 @@ func TestExecHotPathAllocs(t *testing.T) {
 			if a := testing.AllocsPerRun(200, exec); a > want {
 				t.Errorf("%.1f allocations per Exec, want at most %.0f", a, want)
 			}
+			// A raw session holds its P while it waits (target.PHolder),
+			// a netpoll one does not; asking allocates nothing (the open
+			// loop asks before each request).
+			h := c.(target.PHolder)
+			if got := h.HoldsP(); got != (tc.io == "raw") {
+				t.Errorf("HoldsP %v with CEILING_PG_IO=%s", got, tc.io)
+			}
+			if a := testing.AllocsPerRun(200, func() { h.HoldsP() }); a > 0 {
+				t.Errorf("%.1f allocations per HoldsP", a)
+			}
 		})
 	}
 }
