@@ -798,6 +798,35 @@ func TestLogRateLogDeviceOpenLoop(t *testing.T) {
 	}
 }
 
+// TestThinkPaced: users that pause most of their time on a server they
+// leave idle set the pace, whatever a rule found in their few requests.
+// TPC-C --keying-thinking on SQLite, 10 users for 20 s: 18 transactions,
+// 0.56 busy waits per request (their first keying times ended together),
+// the users 99.9% of their time in keying and think times.
+func TestThinkPaced(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 10, Requests: 18, RequestsPerSec: p(0.9), MeanLatencyMs: p(6.6), InProcess: true,
+		ClientCPUPct: p(0.47), ClientCores: 2, BusyWaitsPerReq: p(0.56), LogMBPerSec: p(0.02), FixedTx: "TPC-C's", ThinkShare: p(0.999)}
+	v := Diagnose(f)
+	ev := strings.Join(v.Evidence, "\n")
+	if v.Bottleneck != None || !strings.Contains(ev, "no clear bottleneck: the workload's think times set the pace, not the database") ||
+		!strings.Contains(ev, "within the requests: contention (score 0.56): 0.56 busy waits per request with 10 writers") {
+		t.Fatalf("bottleneck %q, evidence:\n%s", v.Bottleneck, ev)
+	}
+	if len(v.Suggestions) != 1 || !strings.Contains(v.Suggestions[0].Action, "more users (-c 40, with as many more warehouses: TPC-C's specification has 10 users a warehouse)") {
+		t.Errorf("suggestions %+v", v.Suggestions)
+	}
+	// The same requests without think times: contention, as before.
+	f.ThinkShare = nil
+	if v := Diagnose(f); v.Bottleneck != Contention {
+		t.Errorf("without think times: %q, want contention", v.Bottleneck)
+	}
+	// Think times, but the cores busy: the rules decide.
+	f.ThinkShare, f.ClientCPUPct = p(0.6), p(90)
+	if v := Diagnose(f); v.Bottleneck == None {
+		t.Errorf("think times with the cores 90%% busy: %q: %v", v.Bottleneck, v.Evidence)
+	}
+}
+
 var (
 	yes = func() *bool { b := true; return &b }()
 	no  = func() *bool { b := false; return &b }()
