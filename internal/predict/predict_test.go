@@ -159,6 +159,35 @@ func TestPredict(t *testing.T) {
 // prediction an upper bound; a trace of one (a read-only run's occasional
 // log flush) does not. Costs of a real run: PostgreSQL indirect-selects,
 // 8.4 log bytes, 9.6e-5 log flushes and 690 µs of CPU per request.
+// TestLightCPUCaveat: a CPU-bound prediction from a run that kept the
+// server's cores under 10% busy says its cost per request was measured at
+// a light load, naming think times when the workers paused; not from a
+// loaded run, nor when another resource binds.
+func TestLightCPUCaveat(t *testing.T) {
+	r := load(t, "result.json") // 0.5 s of server CPU for 1000 requests
+	r.Evidence.Counters[target.CtrHostCores] = 2
+	r.Evidence.Seconds = 10 // 0.5 s ÷ 10 s ÷ 2 cores = 2.5%
+	cores := Profile{Name: "t", Limits: Limits{Cores: p64(0.1)}}
+	has := func(pr Prediction, want string) bool {
+		return strings.Contains(strings.Join(pr.Caveats, "\n"), want)
+	}
+	if pr := Predict(r, cores); pr.Binding != CPU || !has(pr, "the server's CPU was 2.5% of its host's cores (a run at a light load)") {
+		t.Errorf("light run: binding %s, caveats %q", pr.Binding, pr.Caveats)
+	}
+	share := 0.99
+	r.Client.ThinkShare = &share
+	if pr := Predict(r, cores); !has(pr, "(its workers spent 99% of their time in think times)") {
+		t.Errorf("think times: caveats %q", pr.Caveats)
+	}
+	if pr := Predict(r, Profile{Name: "t", Limits: Limits{Cores: p64(2), DataIOPS: p64(1000)}}); pr.Binding == CPU || has(pr, "the server's CPU was") {
+		t.Errorf("IOPS binding: binding %s, caveats %q", pr.Binding, pr.Caveats)
+	}
+	r.Evidence.Seconds = 1 // 25% of the cores
+	if pr := Predict(r, cores); has(pr, "the server's CPU was") {
+		t.Errorf("loaded run: caveats %q", pr.Caveats)
+	}
+}
+
 func TestUnlimited(t *testing.T) {
 	r := &report.Result{Summary: report.Summary{Requests: 20000, RequestsPerSec: 1389}, Target: target.Info{Engine: "postgres"},
 		Costs: report.Costs{LogBytesPerOp: p64(8.439), LogSyncsPerOp: p64(9.594e-5), DataReadsPerOp: p64(0), DataWritesPerOp: p64(0), CPUusPerOp: p64(690.3)}}
