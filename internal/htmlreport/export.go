@@ -227,6 +227,9 @@ type Summary struct {
 	// otherwise.
 	PeakThreads        *int     `json:"peak_threads,omitempty"`
 	PeakRequestsPerSec *float64 `json:"peak_requests_per_sec,omitempty"`
+	// ThinkShare is client.think_share: the share of the workers' time in
+	// think times; absent when they did not pause.
+	ThinkShare *float64 `json:"think_share,omitempty"`
 }
 
 // SummarySuggestion is a verdict's suggestion with its predicted gain.
@@ -243,7 +246,7 @@ func Summaries(ins []Input) []Summary {
 		s := Summary{File: in.Path, ID: r.ID, Workload: r.Workload.Name, Engine: r.Target.Engine, Durability: string(r.Target.Durability.Mode), TLS: r.Target.TLS,
 			Model: r.Load.Model, Threads: r.Load.Threads, Repeat: max(r.Load.Repeat, 1), Partial: r.Partial, ElapsedS: r.Summary.ElapsedS,
 			RequestsPerSec: r.Summary.RequestsPerSec, RowsPerSec: r.Summary.RowsPerSec, LatencyMs: r.Summary.LatencyMs, Errors: r.Summary.Errors,
-			Costs: r.Costs, Figures: r.Figures, RepeatStats: r.RepeatStats, Suggestions: []SummarySuggestion{}}
+			Costs: r.Costs, Figures: r.Figures, RepeatStats: r.RepeatStats, Suggestions: []SummarySuggestion{}, ThinkShare: r.Client.ThinkShare}
 		if r.Summary.Scheduled != nil {
 			s.LatePct = pct(r.Summary.Late, *r.Summary.Scheduled)
 		}

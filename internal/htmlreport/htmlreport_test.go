@@ -587,6 +587,9 @@ func TestThinkShare(t *testing.T) {
 	if html := renderHTML(t, ins); !strings.Contains(html, "think times</td><td>98.90% of the workers&#39; time (outside the latencies)") {
 		t.Fatal("report lacks the workers' think-time share")
 	}
+	if sm := Summaries(ins); sm[0].ThinkShare == nil || *sm[0].ThinkShare != share {
+		t.Errorf("report --json: think_share %v, want %v", sm[0].ThinkShare, share)
+	}
 }
 
 // TestCheckAgreement: a point prediction agrees within a factor of 2; a
