@@ -384,6 +384,15 @@ type run struct {
 	// endOldest is how long the longest wait for the database at that
 	// end had lasted (Interval.OldestInFlight of an interval closed later).
 	endOldest atomic.Int64
+	// afterEnd counts the closed loop's requests that returned after the
+	// end (or were cancelled): not counted, so in flight at the end. The
+	// count of the workers busy when the end came can miss one that
+	// returned just then (it had cleared its mark, but not yet seen the
+	// end), and one could start in between and run (a sharded bulk load
+	// left 200 rows in the table that neither its counts nor its requests
+	// in flight had): a worker marks itself busy before it looks at stop,
+	// and the result's in-flight count is at least afterEnd.
+	afterEnd atomic.Int64
 	// endCPU is the process's CPU seconds (math.Float64bits) when the
 	// closed loop's measured phase ended, stored before endAt: the last
 	// interval's and the run's CPU stop there, not after the workers were
@@ -551,13 +560,14 @@ func (r *run) drive(ctx context.Context) *Result {
 	endMeasure := func() {
 		endOnce.Do(func() {
 			measureEnd = time.Now()
+			// stop first, then the count: see loop.
+			r.stop.Store(true)
 			res.InFlight = r.inFlight()
 			if c := processCPU(); c >= 0 {
 				r.endCPU.Store(math.Float64bits(c))
 			}
 			r.endOldest.Store(int64(res.InFlight.waiting()))
 			r.endAt.Store(int64(measureEnd.Sub(begin)) + 1)
-			r.stop.Store(true)
 			close(ended)
 		})
 	}
@@ -609,6 +619,9 @@ loop:
 	r.pauseCancel()
 	if !workersDone {
 		r.waitWorkers(res, cancel)
+	}
+	if n := int(r.afterEnd.Load()); n > res.InFlight.Requests {
+		res.InFlight.Requests = n
 	}
 	r.restoreProcs()
 	// Close the connections first and let the target publish what its
@@ -928,10 +941,16 @@ func (k *worker) loop(ctx context.Context) {
 		start := time.Since(base)
 		suspends := k.suspends
 		k.busy.Store(int64(start) + 1)
+		if k.run.stop.Load() {
+			// The end came first: the request is not run (see afterEnd).
+			k.busy.Store(0)
+			return
+		}
 		res, err := k.wk.Do(ctx)
 		k.busy.Store(0)
 		d := time.Since(base) - start
 		if k.run.stop.Load() || ctx.Err() != nil {
+			k.run.afterEnd.Add(1)
 			return // finished after the end or cancelled: not counted
 		}
 		if k.yield != nil {
