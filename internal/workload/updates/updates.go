@@ -2,14 +2,24 @@
 // request updates every non-key column of one random live row with freshly
 // generated values, in its own transaction.
 //
+// By default no two workers update one row at a time (a worker takes its
+// row out of the live set), so the workload never waits for a row lock.
+// --hot-rows N draws every update's row from the N lowest ids of its
+// table instead, which workers share: they meet on rows and queue for
+// each other's row locks, the contention the other row workloads cannot
+// show.
+//
 // It also exports UpdateSQL and Updater, which the mixed workload shares.
 package updates
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -21,6 +31,18 @@ var Meta = workload.Meta{
 	Name:        "updates",
 	Description: "single-row updates of every non-key column of a ~400-byte row, by a random live id",
 	New:         func() workload.Workload { return &Updates{Base: rowdata.Base{Workload: "updates", MinRows: 1}} },
+	RunExamples: `  ceiling run updates
+  ceiling run updates -c 4 -T 20s
+  ceiling run updates --ops 10000 --durability full
+  ceiling run updates -c 8 --hot-rows 4 -T 20s          # 8 workers on 4 rows: row-lock contention
+  ceiling run updates -R 200 -T 30s                    # open loop at 200 requests/s
+  ceiling run updates --rates 20:200:20 --step 30s     # open-loop ramp, 10 steps
+  ceiling run updates --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
+  ceiling run updates --threads-ramp 1:32:x2 --step 20s  # closed loop at 1, 2, 4 … 32 threads
+  ceiling run updates --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
+  ceiling run updates --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results
+  ceiling run updates --emulate azure-2014-s1             # SQLite held to a tier's log rate
+  ceiling run updates -c 12 --shard 0/3 --out shards      # one of 3 load generators; then ceiling merge shards/`,
 }
 
 // OpUpdate is the only operation.
@@ -29,6 +51,9 @@ const OpUpdate = 0
 // Updates is the updates workload.
 type Updates struct {
 	rowdata.Base
+	// Hot (--hot-rows) is how many of each table's lowest ids the updates
+	// share; 0: any live row, one worker at a time.
+	Hot int64
 }
 
 var _ workload.Workload = (*Updates)(nil)
@@ -38,12 +63,42 @@ var _ workload.Workload = (*Updates)(nil)
 // one row at a time), so a table with fewer rows than workers leaves some
 // with no row to update: their requests would fail before reaching the
 // database.
+// With --hot-rows the workers share the rows: any number of them fits.
 func (w *Updates) CheckThreads(threads int) error {
+	if w.Hot > 0 {
+		return nil
+	}
 	return w.RowsPerWorker(threads, "each update holds its row until it returns")
+}
+
+// Flags implements workload.Workload: the row flags and --hot-rows.
+func (w *Updates) Flags(fs *pflag.FlagSet) {
+	w.Base.Flags(fs)
+	fs.Int64Var(&w.Hot, "hot-rows", 0, "update only the N lowest ids of each table, drawn uniformly, which all workers share: they meet on rows and wait for each other's row locks (contention); 0: any row, never one another worker is updating")
+}
+
+// Validate implements workload.Workload.
+func (w *Updates) Validate() error {
+	err := w.Base.Validate()
+	if err != nil {
+		return err
+	}
+	// The last table holds the fewest rows (TableRows).
+	least := w.TableRows(len(w.Tables()) - 1)
+	switch {
+	case w.Hot < 0:
+		return fmt.Errorf("--hot-rows must be zero (off) or more, got %d", w.Hot)
+	case w.Hot > least:
+		return fmt.Errorf("--hot-rows %d is more than the %d rows each table holds (--rows %d over %d table(s)): at most %d, or more --rows", w.Hot, least, w.Rows, len(w.Tables()), least)
+	}
+	return nil
 }
 
 // Params implements workload.Workload.
 func (w *Updates) Params() map[string]any {
+	if w.Hot > 0 {
+		return w.ParamsWith(map[string]any{"hot_rows": w.Hot})
+	}
 	return w.BaseParams()
 }
 
@@ -70,6 +125,11 @@ type worker struct {
 
 func (k *worker) Do(ctx context.Context) (workload.Result, error) {
 	ti := k.w.PickTable(k.rng)
+	if k.w.Hot > 0 {
+		// Prepared ids 1..rows stay (this workload deletes none).
+		n, b, err := k.ups[ti].UpdateID(ctx, 1+k.rng.Int64N(k.w.Hot), k.rng)
+		return workload.Result{Op: OpUpdate, Rows: n, Bytes: b}, err
+	}
 	n, b, ok, err := k.ups[ti].Update(ctx, k.w.Live[ti], k.rng)
 	if !ok {
 		return workload.Result{Op: OpUpdate}, errors.New("updates: no live rows")
@@ -121,16 +181,27 @@ func (u *Updater) Update(ctx context.Context, live *rowdata.LiveSet, rng *rand.R
 	if !ok {
 		return 0, 0, false, nil
 	}
+	n, bytes, err := u.UpdateID(ctx, id, rng)
+	if err != nil {
+		live.Add(id, old)
+		return 0, 0, true, err
+	}
+	live.Add(id, u.row.Bytes())
+	return n, bytes, true, nil
+}
+
+// UpdateID rewrites every non-key column of row id with fresh values and
+// returns the rows affected and their data bytes, leaving the live set
+// alone (--hot-rows: workers share the rows, and a row's size there is
+// not kept up to date, which only deletes would read).
+func (u *Updater) UpdateID(ctx context.Context, id int64, rng *rand.Rand) (rows, bytes int64, err error) {
 	rowdata.Fill(&u.row, rng, id)
 	r := &u.row
 	u.args = append(u.args[:0], r.Bit, r.Tinyint, r.Smallint, r.Int, r.Bigint,
 		r.Datetime, r.Float, r.Money, r.Short, r.Mid, r.Long, id) // non-key columns, then the key
 	n, err := u.conn.Exec(ctx, u.sql, u.args...)
 	if err != nil {
-		live.Add(id, old)
-		return 0, 0, true, err
+		return 0, 0, err
 	}
-	size := u.row.Bytes()
-	live.Add(id, size)
-	return n, n * size, true, nil
+	return n, n * u.row.Bytes(), nil
 }
