@@ -116,6 +116,10 @@ type Figures struct {
 	// single-inserts' rows_per_transaction);
 	// nil otherwise.
 	RowsPerTx *float64
+	// RowsPerReq is the rows each request touched or examined (returned,
+	// written, or scanned where the workload counts them); nil when not
+	// known.
+	RowsPerReq *float64
 	// FixedTx names a workload whose transactions its specification sets
 	// (TPC-C's), so more rows per transaction is no advice to give; "" for
 	// the others.
@@ -345,7 +349,39 @@ func Diagnose(f Figures) *Verdict {
 	addHeadOfLine(v, f)
 	addFullPages(v, f)
 	addCheckpoints(v, f)
+	addThinSample(v, f)
 	return v
+}
+
+// MinSampleRequests is how many successful requests a verdict's figures
+// should rest on; below it, addThinSample says so.
+const MinSampleRequests = 200
+
+// MinSampleRows is how many rows a request touches or examines (a table
+// scan, a bulk-load batch) for its figures to be averages over much work
+// even when there are fewer than MinSampleRequests.
+const MinSampleRows = 1000
+
+// addThinSample says when the verdict rests on few requests: their
+// figures per request and shares of time come from a handful of
+// transactions, on which the server's own background work (checkpoints,
+// vacuum, other sessions' commits) weighs more. TPC-C with
+// --keying-thinking for 20 s, 10 users: 18 transactions. Not for
+// requests that each do much work (full scans, bulk batches).
+func addThinSample(v *Verdict, f Figures) {
+	if f.Requests <= 0 || f.Requests >= MinSampleRequests {
+		return
+	}
+	if (f.RowsPerReq != nil && *f.RowsPerReq >= MinSampleRows) || (f.RowsPerTx != nil && *f.RowsPerTx >= MinSampleRows) {
+		return
+	}
+	in := ""
+	if f.ElapsedS > 0 {
+		in = fmt.Sprintf(" in %.3g s", f.ElapsedS)
+	}
+	v.Evidence = append(v.Evidence, fmt.Sprintf(
+		"a thin sample: %d requests%s (fewer than %d), so the figures per request and the shares of time above rest on few of them, and the server's own background work weighs more on them: run longer (-T) or with more workers for a firmer verdict",
+		f.Requests, in, MinSampleRequests))
 }
 
 // CheckpointFigures are SQLite's WAL syncs and completed checkpoints

@@ -1764,3 +1764,32 @@ func TestBatchSuggestion(t *testing.T) {
 		t.Fatalf("ten rows a commit: %+v", s)
 	}
 }
+
+// TestThinSample: a verdict on fewer than MinSampleRequests requests says
+// so (TPC-C with keying and thinking times: 18 transactions in 20 s),
+// whatever it names; not on enough requests, nor on few requests that
+// each scan or load many rows.
+func TestThinSample(t *testing.T) {
+	thin := "a thin sample: 18 requests in 20 s (fewer than 200)"
+	f := commitBound
+	f.Requests, f.ElapsedS = 18, 20
+	v := Diagnose(f)
+	if ev := strings.Join(v.Evidence, "\n"); v.Bottleneck != CommitFlush || !strings.Contains(ev, thin) {
+		t.Errorf("18 requests: %s, evidence\n%s\nwant commit-flush and %q", v.Bottleneck, ev, thin)
+	}
+	f.Requests = MinSampleRequests
+	if ev := strings.Join(Diagnose(f).Evidence, "\n"); strings.Contains(ev, "thin sample") {
+		t.Errorf("%d requests: evidence\n%s", f.Requests, ev)
+	}
+	f.Requests = 18
+	for _, g := range []Figures{{RowsPerReq: p(10000)}, {RowsPerTx: p(5000)}} {
+		g.Requests, g.ElapsedS, g.Threads = f.Requests, f.ElapsedS, 1
+		if ev := strings.Join(Diagnose(g).Evidence, "\n"); strings.Contains(ev, "thin sample") {
+			t.Errorf("rows per request %v, per transaction %v: evidence\n%s", g.RowsPerReq, g.RowsPerTx, ev)
+		}
+	}
+	empty := Figures{Threads: 1}
+	if ev := strings.Join(Diagnose(empty).Evidence, "\n"); strings.Contains(ev, "thin sample") {
+		t.Errorf("no requests: evidence\n%s", ev)
+	}
+}

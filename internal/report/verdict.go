@@ -142,6 +142,13 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	if s.ElapsedS > 0 {
 		f.RequestsPerSec = f64(s.RequestsPerSec)
 	}
+	if s.Requests > 0 {
+		rows := s.Rows
+		if s.RowsExamined != nil {
+			rows = max(rows, *s.RowsExamined)
+		}
+		f.RowsPerReq = f64(float64(rows) / float64(s.Requests))
+	}
 	f.FixedTx = fixedTx(res)
 	if n, ok := ParamNumber(res.Workload.Params["rows_per_transaction"]); ok && n >= 1 {
 		f.RowsPerTx = f64(n) // single-inserts (--batch)
@@ -562,6 +569,9 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 		ClientCPUPct: s.ClientCPUPct, PrevLogMBPerSec: prevLog, DeviceLatencyMs: dev, Errors: s.Failed, ErrorsByClass: s.ErrorsByClass}
 	if s.LatencyMs != nil {
 		f.MeanLatencyMs, f.P99Ms = f64(s.LatencyMs.Mean), f64(s.LatencyMs.P99)
+	}
+	if s.RowsPerSec != nil && s.AchievedPerSec != nil && *s.AchievedPerSec > 0 {
+		f.RowsPerReq = f64(*s.RowsPerSec / *s.AchievedPerSec)
 	}
 	if s.SchedLagMs != nil {
 		f.SchedLagP99Ms = f64(s.SchedLagMs.P99)
