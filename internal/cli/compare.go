@@ -20,9 +20,11 @@ and the per-request server costs (log bytes and syncs, data reads and writes,
 commits, CPU) of each result side by side, with each change against the first
 result (the baseline); a directory stands for the results in it, in name
 order (for files named by run, the order they were run in). When results were repeated (--repeat), a change is
-marked "beyond spread" when it exceeds the run-to-run spread at 95% (Welch
-t-test when both are repeated, else the repeats' 95% prediction interval), and
-"within spread" otherwise. Repeated results show their means.
+marked "beyond" when it exceeds the run-to-run spread at 95% (Welch
+t-test when both are repeated, else the repeats' 95% prediction interval),
+with "better" or "worse" where the figure has a better direction (more
+req/s, less latency, fewer syncs per request), and "within" otherwise.
+Repeated results show their means.
 
 When one result's verdict suggested a change (relaxed durability, batching)
 and another result applied it, compare prints the predicted gain next to the

@@ -56,6 +56,21 @@ type Cell struct {
 	// "" otherwise; SpreadWhy says how it was decided.
 	Spread    string
 	SpreadWhy string
+	// Better is "better" or "worse" for a change beyond the spread of a
+	// row whose better direction is known (Row.Higher), else "".
+	Better string
+}
+
+// SpreadText is the cell's "vs spread" entry: "beyond, better", "beyond",
+// "within", or "-" when no spread is known.
+func (cl Cell) SpreadText() string {
+	switch {
+	case cl.Spread == "":
+		return "-"
+	case cl.Better != "":
+		return cl.Spread + ", " + cl.Better
+	}
+	return cl.Spread
 }
 
 // Check is a verdict's predicted gain set against the measured one.
@@ -225,7 +240,7 @@ func Compare(ins []Input) *Comparison {
 			}
 			continue
 		}
-		c.addFigure("figure."+k, k, "figure", 1, func(r *report.Result) *float64 {
+		c.addFigure("figure."+k, k, "figure", report.FigureHigher(k), func(r *report.Result) *float64 {
 			if v, ok := r.Figures[k]; ok {
 				return f64(v)
 			}
@@ -282,6 +297,12 @@ func (c *Comparison) addFigure(key, label, group string, higher int, get func(*r
 		}
 		if base.Value != nil && cl.Value != nil {
 			cl.Spread, cl.SpreadWhy = spreadTest(*base.Value, *cl.Value, base.Stat, cl.Stat)
+			if cl.Spread == Beyond && higher != 0 && *cl.Value != *base.Value {
+				cl.Better = "worse"
+				if (*cl.Value > *base.Value) == (higher > 0) {
+					cl.Better = "better"
+				}
+			}
 		}
 	}
 	c.Rows = append(c.Rows, row)
@@ -580,11 +601,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		group = row.Group
 		cells := []string{row.Label, row.Cells[0].Text}
 		for _, cl := range row.Cells[1:] {
-			sp := cl.Spread
-			if sp == "" {
-				sp = "-"
-			}
-			cells = append(cells, cl.Text, changeText(cl.Change), sp)
+			cells = append(cells, cl.Text, changeText(cl.Change), cl.SpreadText())
 		}
 		lines = append(lines, cells)
 	}
@@ -737,7 +754,7 @@ func spreadNote(c *Comparison) string {
 	if rep == 0 {
 		return "vs spread: - without repeats (run with --repeat 3 to tell a change from run-to-run noise); values of repeated results are their means"
 	}
-	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval); - = no run-to-run figure for that row (neither result repeated, or not measured per run); values of repeated results are their means"
+	return "vs spread: beyond = the change exceeds the run-to-run spread at 95% (Welch t-test when both are repeated, else the repeats' 95% prediction interval), better or worse where the figure has a better direction; - = no run-to-run figure for that row (neither result repeated, or not measured per run); values of repeated results are their means"
 }
 
 // SettingsDiff lists the workload settings (workload.params) in which r
@@ -813,16 +830,12 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 		r := []string{row.Label, row.Cells[0].Text}
 		m := make([]string, 2)
 		for _, cl := range row.Cells[1:] {
-			sp := cl.Spread
-			if sp == "" && row.Group != "context" {
-				sp = "-"
-			}
-			ch := ""
+			sp, ch := "", ""
 			if row.Group != "context" {
-				ch = changeText(cl.Change)
+				sp, ch = cl.SpreadText(), changeText(cl.Change)
 			}
 			r = append(r, cl.Text, ch, sp)
-			m = append(m, "", "", markOf(cl.Spread))
+			m = append(m, "", "", markOf(cl))
 		}
 		rows = append(rows, r)
 		marks = append(marks, m)
@@ -910,9 +923,12 @@ func comparisonSections(c *Comparison) ([]Section, error) {
 	return []Section{{ID: "comparison", Title: "Comparison", Blocks: blocks}}, nil
 }
 
-func markOf(spread string) string {
-	switch spread {
+func markOf(cl Cell) string {
+	switch cl.Spread {
 	case Beyond:
+		if cl.Better != "" {
+			return cl.Better
+		}
 		return "beyond"
 	case Within:
 		return "within"

@@ -73,7 +73,7 @@ type Table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
-	// Marks holds an optional CSS class per cell ("beyond", "within",
+	// Marks holds an optional CSS class per cell ("better", "worse", "beyond", "within",
 	// "sat"); nil for none.
 	Marks [][]string
 	// Align has one letter per column, l (text) or r (figures); by

@@ -61,7 +61,9 @@ td.l{white-space:normal}
 th{text-align:right;font-weight:600;background:var(--card)}
 td{text-align:right}
 th:first-child,td:first-child,th.l,td.l{text-align:left}
-td.beyond{color:var(--bad);font-weight:600}
+td.beyond{font-weight:600}
+td.better{color:var(--good);font-weight:600}
+td.worse{color:var(--bad);font-weight:600}
 td.within{color:var(--muted)}
 td.sat{color:var(--bad)}
 figure{max-width:880px;margin:14px 0;padding:8px;background:var(--chart);border:1px solid var(--line);border-radius:6px;page-break-inside:avoid;break-inside:avoid}

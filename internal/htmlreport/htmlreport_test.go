@@ -789,6 +789,10 @@ func TestCompareCountFigures(t *testing.T) {
 	if r.Higher != 0 || rows["figure.retries_per_min"].Higher != -1 {
 		t.Errorf("direction: rollbacks %d (want 0), retries %d (want -1)", r.Higher, rows["figure.retries_per_min"].Higher)
 	}
+	if rows["figure.nopm"].Higher != 1 || report.FigureHigher("first_scan_ms") != -1 || report.FigureHigher("my_custom_figure") != 0 {
+		t.Errorf("direction: nopm %d (want 1), first_scan_ms %d (want -1), an unknown figure %d (want 0)",
+			rows["figure.nopm"].Higher, report.FigureHigher("first_scan_ms"), report.FigureHigher("my_custom_figure"))
+	}
 	// Without nopm, the new orders are rated here.
 	delete(b.Figures, "nopm")
 	delete(ins[0].Result.Figures, "nopm")

@@ -117,6 +117,25 @@ var countFigures = map[string]struct {
 	"delivery_empty_districts": {"", 0},
 }
 
+// figureHigher is which way is better for the workload figures that are
+// not counts (+1 higher, -1 lower); those not listed (a custom
+// workload's, settings like index_build_indexes) have no better
+// direction.
+var figureHigher = map[string]int{
+	"nopm": 1, "tpm": 1, "client_tpm": 1, "efficiency_pct": 1,
+	"first_scan_ms": -1, "later_scan_ms": -1,
+	"log_bytes_per_data_byte": -1, "index_build_s": -1,
+}
+
+// FigureHigher says which way is better for workload figure key: +1
+// higher, -1 lower, 0 neither or not known.
+func FigureHigher(key string) int {
+	if _, h, ok := CountFigure(key); ok {
+		return h
+	}
+	return figureHigher[key]
+}
+
 // CountFigure says whether figure key counts events over the measured
 // time, so that runs of different lengths, or repeats (whose counts add
 // up), differ by their length alone; a comparison rates it per minute.
