@@ -1680,6 +1680,37 @@ func TestHeadOfLine(t *testing.T) {
 	}
 }
 
+// TestHeadOfLineMany: with several workers the wait for a free one means
+// all were busy at once, requests stalled together; where the sessions
+// far outnumber the cores the advice is fewer workers (figures of a real
+// run: PostgreSQL direct selects at 2,000/s, 32 workers on 2 cores, p99
+// 63.3 ms, where 4 workers made 1.26 ms and 64 made 86.2 ms), else more,
+// as many as ride out the slowest request.
+func TestHeadOfLineMany(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 32, Requests: 16000, ElapsedS: 8, RequestsPerSec: p(2000), MeanLatencyMs: p(2.42), P99Ms: p(63.3),
+		OpenLoop: true, LatePct: p(0), KeptUp: true, ServiceMs: p(0.843), Cores: p(2),
+		Queue: &QueueFigures{P99: 63.3, StartLagP99: 51.9, ServiceP99: 9.5, ServiceMax: 104.8}}
+	v := Diagnose(f)
+	ev := strings.Join(v.Evidence, "|")
+	if !strings.Contains(ev, "before one of ceiling's 32 workers was free, while the database served 99% of the requests within 9.5 ms; all 32 were busy at once, so requests stalled together (the slowest took 105 ms: at 2,000/s, riding out that long takes about 210 workers)") {
+		t.Fatalf("evidence %q", ev)
+	}
+	has := func(v *Verdict, prefix string) bool {
+		return slices.ContainsFunc(v.Suggestions, func(s Suggestion) bool { return strings.HasPrefix(s.Action, prefix) })
+	}
+	if !has(v, "fewer workers (-c 4, twice the requests in flight on average and two per core): 32 sessions on 2 cores stall together") || has(v, "more workers") {
+		t.Errorf("32 workers on 2 cores: suggestions %+v, want fewer, not more", v.Suggestions)
+	}
+	f.Threads = 6 // 3 a core: more, enough to ride out the slowest
+	if v := Diagnose(f); !has(v, "more workers (-c 210), to keep one free through a stall as long as the slowest request") || has(v, "fewer") {
+		t.Errorf("6 workers on 2 cores: suggestions %+v, want more", v.Suggestions)
+	}
+	f.Threads, f.Cores = 32, nil // cores not known: no fewer
+	if v := Diagnose(f); !has(v, "more workers (-c 210)") {
+		t.Errorf("cores unknown: suggestions %+v, want more", v.Suggestions)
+	}
+}
+
 // TestFullPages: under a verdict on the log, PostgreSQL's full-page
 // images are said with their share of the WAL and what makes fewer of
 // them (figures of a real run: updates on 800,000 rows after a
