@@ -298,7 +298,7 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 				el := time.Since(start).Seconds()
 				rows, bytes := stats.rows.Load(), stats.bytes.Load()
 				fmt.Fprintf(progress, "  %d/%d warehouses, %d rows, %.0f rows/s, %.0f MB/min\n",
-					whDone.Load(), w.Warehouses, rows, float64(rows)/el, float64(bytes)/1e6/el*60)
+					whDone.Load(), w.Warehouses, rows, float64(rows)/el, float64(bytes)/mib/el*60)
 			}
 		}
 	}()
@@ -327,10 +327,14 @@ func (w *Workload) loadSummary(ctx context.Context, t target.Target, progress io
 	sum.PerWarehouse = sum.Total / time.Duration(w.Warehouses)
 	sec := sum.Total.Seconds()
 	fmt.Fprintf(progress, "  loaded %s: %d rows, %.0f MB in %.1fs (data %.1fs, %s %.1fs): %.0f rows/s, %.0f MB/min, %.1f s per warehouse\n",
-		plural(w.Warehouses, "warehouse"), sum.Rows, float64(sum.Bytes)/1e6, sec, sum.Load.Seconds(), finishWhat(d.Engine), sum.Finish.Seconds(),
-		float64(sum.Rows)/sec, float64(sum.Bytes)/1e6/sec*60, sum.PerWarehouse.Seconds())
+		plural(w.Warehouses, "warehouse"), sum.Rows, float64(sum.Bytes)/mib, sec, sum.Load.Seconds(), finishWhat(d.Engine), sum.Finish.Seconds(),
+		float64(sum.Rows)/sec, float64(sum.Bytes)/mib/sec*60, sum.PerWarehouse.Seconds())
 	return sum, nil
 }
+
+// mib is the MB of the load's progress lines: 2^20 bytes, as in every
+// other figure of ceiling's.
+const mib = 1 << 20
 
 func plural(n int, what string) string {
 	if n == 1 {
