@@ -376,7 +376,10 @@ func addThinSample(v *Verdict, f Figures) {
 		return
 	}
 	in := ""
-	if f.ElapsedS > 0 {
+	switch {
+	case f.ElapsedS >= 10:
+		in = fmt.Sprintf(" in %.0f s", f.ElapsedS)
+	case f.ElapsedS > 0:
 		in = fmt.Sprintf(" in %.3g s", f.ElapsedS)
 	}
 	v.Evidence = append(v.Evidence, fmt.Sprintf(
@@ -506,21 +509,27 @@ func addHeadOfLine(v *Verdict, f Figures) {
 const MinSessionsPerCore = 4
 
 // headOfLineMany is addHeadOfLine's case of several workers: one slow
-// request cannot hold the others up, so every worker was busy at once,
-// i.e. requests stalled together. More workers ride out a stall as long
-// as the slowest request when there are rate × its time of them; but
-// where the sessions far outnumber the cores, more sessions stall longer
-// and fewer less: PostgreSQL direct selects at 2,000/s on 2 cores, p99
-// 1.26 ms with 4 workers, 1.53 with 8, 63.3 with 32 and 86.2 with 64 (the
+// request cannot hold the others up, so the workers were held up
+// together: all busy with requests that stalled together, or not run
+// at all (the start lag counts from a request's scheduled time to its
+// start, whichever kept it). More workers ride out a stall as long as
+// the slowest request when there are rate × its time of them; but where
+// the sessions far outnumber the cores, more sessions stall longer and
+// fewer less: PostgreSQL direct selects at 2,000/s on 2 cores, p99 1.26
+// ms with 4 workers, 1.53 with 8, 63.3 with 32 and 86.2 with 64 (the
 // database's own p99 0.76 ms at 8, 9.5 at 32, 15.5 at 64); pgbench -c 32
 // behaves alike.
 func headOfLineMany(v *Verdict, f Figures) {
 	q, rate := f.Queue, *f.RequestsPerSec
-	ride := int(math.Ceil(rate * q.ServiceMax / 1000))
+	many := f.Cores != nil && *f.Cores > 0 && float64(f.Threads) >= MinSessionsPerCore**f.Cores
+	why := "requests that stalled together"
+	if many {
+		why = fmt.Sprintf("requests that stalled together, or workers not run while %d sessions and their workers shared %s cores", f.Threads, Thousands(*f.Cores))
+	}
 	v.Evidence = append(v.Evidence, fmt.Sprintf(
-		"the tail is a wait for a free worker: p99 %s ms from the scheduled start, up to %s ms of it (start lag p99) before one of ceiling's %s was free, while the database served 99%% of the requests within %s ms; all %d were busy at once, so requests stalled together (the slowest took %s ms: at %s/s, riding out that long takes about %s)",
-		MsText(q.P99), MsText(q.StartLagP99), WorkersText(f.Threads), MsText(q.ServiceP99), f.Threads, MsText(q.ServiceMax), Thousands(rate), WorkersText(ride)))
-	if f.Cores != nil && *f.Cores > 0 && float64(f.Threads) >= MinSessionsPerCore**f.Cores {
+		"the tail is a wait before a worker took the request up: p99 %s ms from the scheduled start, up to %s ms of it (start lag p99), while the database served 99%% of the requests within %s ms; with %s one slow request holds none of the others up, so they were held up together (%s; the slowest request took %s ms)",
+		MsText(q.P99), MsText(q.StartLagP99), MsText(q.ServiceP99), WorkersText(f.Threads), why, MsText(q.ServiceMax)))
+	if many {
 		// Enough workers for twice the rate's mean concurrency, and
 		// at least two per core.
 		fewer := int(math.Max(2**f.Cores, 1))
@@ -534,8 +543,10 @@ func headOfLineMany(v *Verdict, f Figures) {
 			return
 		}
 	}
+	ride := int(math.Ceil(rate * q.ServiceMax / 1000))
 	v.Suggestions = append(v.Suggestions, Suggestion{Action: fmt.Sprintf(
-		"more workers (-c %d), to keep one free through a stall as long as the slowest request (gain not predicted)", max(2*f.Threads, ride))})
+		"more workers (-c %d), to keep one free through a stall as long as the slowest request (%s ms at %s/s: about %s) (gain not predicted)",
+		max(2*f.Threads, ride), MsText(q.ServiceMax), Thousands(rate), WorkersText(ride))})
 }
 
 // lockOrder is the suggestion for deadlocks.

@@ -1692,7 +1692,7 @@ func TestHeadOfLineMany(t *testing.T) {
 		Queue: &QueueFigures{P99: 63.3, StartLagP99: 51.9, ServiceP99: 9.5, ServiceMax: 104.8}}
 	v := Diagnose(f)
 	ev := strings.Join(v.Evidence, "|")
-	if !strings.Contains(ev, "before one of ceiling's 32 workers was free, while the database served 99% of the requests within 9.5 ms; all 32 were busy at once, so requests stalled together (the slowest took 105 ms: at 2,000/s, riding out that long takes about 210 workers)") {
+	if !strings.Contains(ev, "the tail is a wait before a worker took the request up: p99 63.3 ms from the scheduled start, up to 51.9 ms of it (start lag p99), while the database served 99% of the requests within 9.5 ms; with 32 workers one slow request holds none of the others up, so they were held up together (requests that stalled together, or workers not run while 32 sessions and their workers shared 2 cores; the slowest request took 105 ms)") {
 		t.Fatalf("evidence %q", ev)
 	}
 	has := func(v *Verdict, prefix string) bool {
@@ -1702,7 +1702,7 @@ func TestHeadOfLineMany(t *testing.T) {
 		t.Errorf("32 workers on 2 cores: suggestions %+v, want fewer, not more", v.Suggestions)
 	}
 	f.Threads = 6 // 3 a core: more, enough to ride out the slowest
-	if v := Diagnose(f); !has(v, "more workers (-c 210), to keep one free through a stall as long as the slowest request") || has(v, "fewer") {
+	if v := Diagnose(f); !has(v, "more workers (-c 210), to keep one free through a stall as long as the slowest request (105 ms at 2,000/s: about 210 workers)") || has(v, "fewer") {
 		t.Errorf("6 workers on 2 cores: suggestions %+v, want more", v.Suggestions)
 	}
 	f.Threads, f.Cores = 32, nil // cores not known: no fewer
@@ -1807,6 +1807,10 @@ func TestThinSample(t *testing.T) {
 	v := Diagnose(f)
 	if ev := strings.Join(v.Evidence, "\n"); v.Bottleneck != CommitFlush || !strings.Contains(ev, thin) {
 		t.Errorf("18 requests: %s, evidence\n%s\nwant commit-flush and %q", v.Bottleneck, ev, thin)
+	}
+	f.ElapsedS = 1230 // whole seconds, not 1.23e+03
+	if ev := strings.Join(Diagnose(f).Evidence, "\n"); !strings.Contains(ev, "a thin sample: 18 requests in 1230 s") {
+		t.Errorf("18 requests in 1230 s: evidence\n%s", ev)
 	}
 	f.Requests = MinSampleRequests
 	if ev := strings.Join(Diagnose(f).Evidence, "\n"); strings.Contains(ev, "thin sample") {
