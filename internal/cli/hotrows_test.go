@@ -15,7 +15,7 @@ import (
 // not, and every request updated one row. On PostgreSQL, whose sessions
 // hold a row's lock until their commit's log flush, four workers on one
 // row wait for each other's locks most of their time: the verdict names
-// contention on the row table.
+// contention on the row table, and suggests relaxed durability.
 func TestHotRows(t *testing.T) {
 	const rows = 300
 	var loaded, loadedRest int64 // sum(int_col): all rows, ids 2..rows
@@ -46,6 +46,9 @@ func TestHotRows(t *testing.T) {
 		if strings.HasPrefix(dsn, "postgres") {
 			if r.Verdict == nil || r.Verdict.Bottleneck != "contention" {
 				t.Errorf("verdict %+v, want contention\n%s", r.Verdict, stdout)
+			}
+			if !strings.Contains(stdout, "try --durability relaxed, which releases the locks without waiting for the flush") {
+				t.Errorf("no relaxed durability for locks held through the flush:\n%s", stdout)
 			}
 			if !strings.Contains(stdout, "rows (100% of those seen)") {
 				t.Errorf("output does not name the row table as the lock waits':\n%s", stdout)

@@ -300,6 +300,7 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 	f.LogDirectIO = t.LogDirectIO
 	f.DataOnLogDev = t.DataOnLogDevice != nil && *t.DataOnLogDevice
 	f.CommitsWait = commitsWait(t.Durability)
+	f.LocksUntilFlush = t.Engine == "postgres"
 }
 
 // commitsWait says whether each commit waits for its log flush under the
