@@ -367,9 +367,9 @@ const MinRelaxedSyncs = 0.1
 // should rest on; below it, addThinSample says so.
 const MinSampleRequests = 200
 
-// MinSampleRows is how many rows a request touches or examines (a table
-// scan, a bulk-load batch) for its figures to be averages over much work
-// even when there are fewer than MinSampleRequests.
+// MinSampleRows is how many rows the requests must touch or examine in
+// all (table scans, bulk-load batches) for their figures to be averages
+// over much work even when there are fewer than MinSampleRequests.
 const MinSampleRows = 1000
 
 // addThinSample says when the verdict rests on few requests: their
@@ -377,12 +377,19 @@ const MinSampleRows = 1000
 // transactions, on which the server's own background work (checkpoints,
 // vacuum, other sessions' commits) weighs more. TPC-C with
 // --keying-thinking for 20 s, 10 users: 18 transactions. Not for
-// requests that each do much work (full scans, bulk batches).
+// requests that did much work in all (13 bulk-load batches of 100 rows,
+// 20 full scans).
 func addThinSample(v *Verdict, f Figures) {
 	if f.Requests <= 0 || f.Requests >= MinSampleRequests {
 		return
 	}
-	if (f.RowsPerReq != nil && *f.RowsPerReq >= MinSampleRows) || (f.RowsPerTx != nil && *f.RowsPerTx >= MinSampleRows) {
+	rows := 1.0
+	for _, r := range []*float64{f.RowsPerReq, f.RowsPerTx} {
+		if r != nil {
+			rows = max(rows, *r)
+		}
+	}
+	if float64(f.Requests)*rows >= MinSampleRows {
 		return
 	}
 	in := ""

@@ -1853,11 +1853,15 @@ func TestThinSample(t *testing.T) {
 		t.Errorf("%d requests: evidence\n%s", f.Requests, ev)
 	}
 	f.Requests = 18
-	for _, g := range []Figures{{RowsPerReq: p(10000)}, {RowsPerTx: p(5000)}} {
+	for _, g := range []Figures{{RowsPerReq: p(10000)}, {RowsPerTx: p(100)}} { // 18 scans, 1,800 rows loaded
 		g.Requests, g.ElapsedS, g.Threads = f.Requests, f.ElapsedS, 1
 		if ev := strings.Join(Diagnose(g).Evidence, "\n"); strings.Contains(ev, "thin sample") {
 			t.Errorf("rows per request %v, per transaction %v: evidence\n%s", g.RowsPerReq, g.RowsPerTx, ev)
 		}
+	}
+	f.RowsPerReq = p(25) // TPC-C: 450 rows in all
+	if ev := strings.Join(Diagnose(f).Evidence, "\n"); !strings.Contains(ev, "thin sample") {
+		t.Errorf("18 requests of 25 rows: evidence\n%s", ev)
 	}
 	empty := Figures{Threads: 1}
 	if ev := strings.Join(Diagnose(empty).Evidence, "\n"); strings.Contains(ev, "thin sample") {
