@@ -104,7 +104,7 @@ func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	if err != nil {
 		errs = append(errs, fmt.Errorf("%s %s", flag, err))
 	}
-	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", own, "emulate", "shard", "isolate"} {
+	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", own, "shard", "isolate"} {
 		if name == "isolate" && f.isolate == 0 {
 			continue // --isolate 0: skipped, as it is in a ramp
 		}
@@ -137,6 +137,11 @@ func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 		errs = append(errs, err)
 	} else if err := workload.ColdStartError(w, flag+"'s steps"); err != nil {
 		errs = append(errs, err)
+	}
+	if fs.Changed("emulate") {
+		if f.emulation, err = emulationOf(f.emulate); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, runner.Config{}, joinUsage(errs)
@@ -173,6 +178,12 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 	if err != nil {
 		return err
 	}
+	if f.emulation != nil && !isSQLite(e.dsn(&f.targetFlags)) {
+		return &UsageError{Err: errEmulateServer}
+	}
+	if e.checkOnly {
+		return nil
+	}
 	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, cfg.Threads, runner.Multiplexes(cfg, w), name)
 	if err != nil {
 		return err
@@ -208,6 +219,8 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 		results []*runner.Result
 		stopErr error
 	)
+	// Held while measuring only: the data is loaded at full speed.
+	release := e.holdLimits(t, f.emulation, true)
 	for _, v := range vals {
 		step := cfg
 		if threads {
@@ -233,6 +246,7 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 			break
 		}
 	}
+	release()
 	post := e.afterLoad(ctx, t, w)
 
 	wp := w.Params()

@@ -373,3 +373,34 @@ func TestBatchCheck(t *testing.T) {
 		t.Fatalf("compare: exit %d %s, want the batching check in rows/s:\n%s", code, stderr, out)
 	}
 }
+
+// TestEmulateThreadsRamp: a thread ramp holds every step to the profile
+// (HammerDB's autopilot on a tier): each step's log rate stays at the
+// limit or under it, the WAL waited for it, and each step's verdict and
+// the run's name the log rate. The data loads at full speed.
+func TestEmulateThreadsRamp(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "slow-log.yaml")
+	const limit = 0.25 // MiB/s
+	if err := os.WriteFile(prof, []byte("name: slow-log\ntitle: a slow log\nsource: this test\nsource_date: 2026-11-28\nlimits:\n  log_mb_per_sec: 0.25\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, stdout := runFull(t, "run", "single-inserts", "--threads-ramp", "1,2", "--step", "2s", "--db", "sqlite:"+filepath.Join(dir, "e.db"), "--emulate", prof)
+	if !strings.Contains(stdout, "emulating slow-log: log writes ≤ 0.25 MiB/s") || !strings.Contains(stdout, "waited for the emulated limits") {
+		t.Errorf("console lacks the emulation lines:\n%s", stdout)
+	}
+	if len(r.Steps) != 2 {
+		t.Fatalf("%d steps, want 2", len(r.Steps))
+	}
+	for i, st := range r.Steps {
+		if st.LogMBPerSec == nil || *st.LogMBPerSec > limit*1.1 {
+			t.Errorf("step %d: log %v MiB/s, want at most the limit %.2f", i+1, st.LogMBPerSec, limit)
+		}
+		if st.Verdict == nil || st.Verdict.Bottleneck != "log-rate" {
+			t.Errorf("step %d: verdict %+v, want log-rate", i+1, st.Verdict)
+		}
+	}
+	if r.Verdict == nil || r.Verdict.Bottleneck != "log-rate" || !strings.Contains(strings.Join(r.Verdict.Evidence, "|"), "the 0.25 MiB/s limit of slow-log, held by --emulate") {
+		t.Errorf("verdict %+v, want log-rate at the emulated limit", r.Verdict)
+	}
+}

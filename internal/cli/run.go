@@ -207,10 +207,7 @@ compares it with each request's time.` + docSection(meta),
 				if spec != "" && f.threadRamp != "" {
 					return usagef("--batches and --threads-ramp are exclusive: a ramp varies one thing")
 				}
-				if e.checkOnly {
-					return nil
-				}
-				return e.runSweep(cmd.Context(), name, w, f, fs) // batches.go
+				return e.runSweep(cmd.Context(), name, w, f, fs) // batches.go (checks its flags, then stops here under checkOnly)
 			}
 			if !fs.Changed("duration") && (f.ops > 0 || f.rates != "") {
 				f.duration = 0
