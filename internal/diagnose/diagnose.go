@@ -523,7 +523,7 @@ func addHeadOfLine(v *Verdict, f Figures) {
 // MinSessionsPerCore is how many sessions per core of the server's host
 // an open loop runs before headOfLineMany suggests fewer workers rather
 // than more.
-const MinSessionsPerCore = 4
+const MinSessionsPerCore = 8
 
 // headOfLineMany is addHeadOfLine's case of several workers: one slow
 // request cannot hold the others up, so the workers were held up
@@ -532,10 +532,10 @@ const MinSessionsPerCore = 4
 // start, whichever kept it). More workers ride out a stall as long as
 // the slowest request when there are rate × its time of them; but where
 // the sessions far outnumber the cores, more sessions stall longer and
-// fewer less: PostgreSQL direct selects at 2,000/s on 2 cores, p99 1.26
-// ms with 4 workers, 1.53 with 8, 63.3 with 32 and 86.2 with 64 (the
-// database's own p99 0.76 ms at 8, 9.5 at 32, 15.5 at 64); pgbench -c 32
-// behaves alike.
+// fewer less: PostgreSQL direct selects at 2,000/s on 2 cores, p99
+// 1.26-1.53 ms with 4 workers, 1.53-2.78 with 8, 12.0 with 16, 63.3 with
+// 32 and 86.2 with 64 (the database's own p99 0.76 ms at 8, 9.5 at 32,
+// 15.5 at 64); pgbench -c 32 behaves alike.
 func headOfLineMany(v *Verdict, f Figures) {
 	q, rate := f.Queue, *f.RequestsPerSec
 	many := f.Cores != nil && *f.Cores > 0 && float64(f.Threads) >= MinSessionsPerCore**f.Cores

@@ -1737,9 +1737,9 @@ func TestHeadOfLineMany(t *testing.T) {
 	if !has(v, "fewer workers (-c 4, twice the requests in flight on average and two per core): 32 sessions on 2 cores stall together") || has(v, "more workers") {
 		t.Errorf("32 workers on 2 cores: suggestions %+v, want fewer, not more", v.Suggestions)
 	}
-	f.Threads = 6 // 3 a core: more, enough to ride out the slowest
+	f.Threads = 8 // 4 a core: more, enough to ride out the slowest
 	if v := Diagnose(f); !has(v, "more workers (-c 210), to keep one free through a stall as long as the slowest request (105 ms at 2,000/s: about 210 workers)") || has(v, "fewer") {
-		t.Errorf("6 workers on 2 cores: suggestions %+v, want more", v.Suggestions)
+		t.Errorf("8 workers on 2 cores: suggestions %+v, want more", v.Suggestions)
 	}
 	f.Threads, f.Cores = 32, nil // cores not known: no fewer
 	if v := Diagnose(f); !has(v, "more workers (-c 210)") {
