@@ -219,8 +219,12 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 		results []*runner.Result
 		stopErr error
 	)
-	// Held while measuring only: the data is loaded at full speed.
+	// Held while measuring only: the data is loaded at full speed, and
+	// the index build after the steps runs without them. Released on
+	// every way out (releasing twice is harmless): the limits are the
+	// VFS's, kept by file name beyond this target.
 	release := e.holdLimits(t, f.emulation, true)
+	defer release()
 	for _, v := range vals {
 		step := cfg
 		if threads {
