@@ -57,6 +57,32 @@ func TestHotRows(t *testing.T) {
 	})
 }
 
+// TestMixedHotRows: mixed --hot-rows 1 sends every update to row 1 and
+// no other operation touches it, on each engine: row 1 is still there,
+// changed, each update changed one row, and the deletes and inserts went
+// on beside it.
+func TestMixedHotRows(t *testing.T) {
+	var loaded int64 // row 1's int_col as loaded
+	rowdata.EachRow(1, func(r *rowdata.Row) { loaded = r.Int })
+	testenv.EachEngine(t, "sqlite:"+filepath.Join(t.TempDir(), "t.db"), func(t *testing.T, dsn string) {
+		if !strings.HasPrefix(dsn, "sqlite:") {
+			t.Cleanup(dropNewTables(t, dsn))
+		}
+		r, stdout := runFull(t, "run", "mixed", "--db", dsn, "-c", "4", "--rows", "1", "--hot-rows", "1", "-T", "2s", "--isolate", "0")
+		up, del := r.Summary.ByOp["update"], r.Summary.ByOp["delete"]
+		if up.Requests == 0 || up.Rows != up.Requests || del.Requests == 0 {
+			t.Fatalf("update %+v, delete %+v: want every update to change one row, and deletes beside them\n%s", up, del, stdout)
+		}
+		if r.Workload.Params["hot_rows"] != float64(1) {
+			t.Errorf("params %v: want hot_rows 1", r.Workload.Params)
+		}
+		got := queryInts(t, dsn, "SELECT count(*), coalesce(sum(int_col), 0) FROM {ns}rows WHERE row_id = 1", 2)
+		if got[0] != 1 || got[1] == loaded {
+			t.Errorf("row 1: %d rows, int_col %d (loaded %d): want it kept and updated", got[0], got[1], loaded)
+		}
+	})
+}
+
 // TestHotRowsFlags: --hot-rows past the rows a table holds, or negative, is
 // refused with the limit; with it, fewer rows than workers are enough.
 func TestHotRowsFlags(t *testing.T) {

@@ -33,6 +33,7 @@ type fullResult struct {
 		RowsExaminedPerRequest *float64 `json:"rows_examined_per_request"`
 		ByOp                   map[string]struct {
 			Requests               int64    `json:"requests"`
+			Rows                   int64    `json:"rows"`
 			RowsExaminedPerRequest *float64 `json:"rows_examined_per_request"`
 		} `json:"by_op"`
 	} `json:"summary"`

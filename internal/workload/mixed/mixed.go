@@ -5,12 +5,19 @@
 //
 // With no live row left, a request that needs one (select, update, delete)
 // inserts instead.
+//
+// --hot-rows N sets the N lowest ids of each table apart for the updates,
+// which all workers share and so wait for each other's row locks; the
+// other operations leave them alone (no delete removes them).
 package mixed
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+
+	"github.com/spf13/pflag"
 
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
@@ -42,6 +49,9 @@ var Mix = [...]int{OpInsert: 200, OpSelectDirect: 225, OpSelectIndirect: 75, OpU
 // Mixed is the mixed workload.
 type Mixed struct {
 	rowdata.Base
+	// Hot (--hot-rows) is how many of each table's lowest ids the updates
+	// share, set apart from the other operations; 0: none.
+	Hot  int64
 	solo int // 1 + the only operation workers made now run (Isolate); 0 = the mix
 }
 
@@ -80,10 +90,42 @@ func (w *Mixed) IsolationBudget(_ context.Context, _ target.Target, op, _ int) (
 	return budget, fmt.Sprintf("bounded by the live rows: at most %d deletes", budget), nil
 }
 
+// Flags implements workload.Workload: the row flags and --hot-rows.
+func (w *Mixed) Flags(fs *pflag.FlagSet) {
+	w.Base.Flags(fs)
+	fs.Int64Var(&w.Hot, "hot-rows", 0, "send every update to one of the N lowest ids of its table, drawn uniformly and shared by all workers, which the other operations leave alone: workers wait for each other's row locks (contention); 0: updates take any live row, never one another worker is updating")
+}
+
+// Validate implements workload.Workload: each table needs its hot rows.
+func (w *Mixed) Validate() error {
+	if err := w.Base.Validate(); err != nil {
+		return err
+	}
+	return w.CheckHotRows(w.Hot)
+}
+
+// Prepare implements workload.Workload: the rows' load, then the hot rows
+// set apart from the live sets, so that no delete or select takes them.
+func (w *Mixed) Prepare(ctx context.Context, t target.Target, progress io.Writer) error {
+	if err := w.Base.Prepare(ctx, t, progress); err != nil {
+		return err
+	}
+	for _, l := range w.Live {
+		for id := int64(1); id <= w.Hot; id++ {
+			l.Remove(id) // a shard's set holds its own ids only
+		}
+	}
+	return nil
+}
+
 // Params implements workload.Workload.
 func (w *Mixed) Params() map[string]any {
-	return w.ParamsWith(map[string]any{"insert_pct": 20.0, "select_direct_pct": 22.5, "select_indirect_pct": 7.5, "update_pct": 30.0, "delete_pct": 20.0,
-		"range_rows_mean": indsel.MeanRangeLength, "filter_selectivity": indsel.Selectivity})
+	p := map[string]any{"insert_pct": 20.0, "select_direct_pct": 22.5, "select_indirect_pct": 7.5, "update_pct": 30.0, "delete_pct": 20.0,
+		"range_rows_mean": indsel.MeanRangeLength, "filter_selectivity": indsel.Selectivity}
+	if w.Hot > 0 {
+		p["hot_rows"] = w.Hot
+	}
+	return w.ParamsWith(p)
 }
 
 // Ops implements workload.Workload.
@@ -165,6 +207,10 @@ func (k *worker) Do(ctx context.Context) (workload.Result, error) {
 			return workload.Result{Op: OpSelectIndirect, Rows: n.Returned, Bytes: b, Examined: n.Examined}, err
 		}
 	case OpUpdate:
+		if k.w.Hot > 0 {
+			n, b, err := tb.up.UpdateID(ctx, 1+k.rng.Int64N(k.w.Hot), k.rng)
+			return workload.Result{Op: OpUpdate, Rows: n, Bytes: b}, err
+		}
 		if n, b, ok, err := tb.up.Update(ctx, tb.live, k.rng); ok {
 			return workload.Result{Op: OpUpdate, Rows: n, Bytes: b}, err
 		}

@@ -79,6 +79,24 @@ func (s *LiveSet) Add(id int64, size int64) {
 	sh.mu.Unlock()
 }
 
+// Remove takes row id out of the set and says whether it was there. It
+// searches the id's shard: for occasional use (setting rows apart after
+// a load), not per request.
+func (s *LiveSet) Remove(id int64) bool {
+	sh := &s.shards[uint64(id)%liveShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for j, x := range sh.ids {
+		if x == id {
+			n := len(sh.ids) - 1
+			sh.ids[j], sh.sizes[j] = sh.ids[n], sh.sizes[n]
+			sh.ids, sh.sizes = sh.ids[:n], sh.sizes[:n]
+			return true
+		}
+	}
+	return false
+}
+
 // Take removes and returns a random live row, or ok=false when the set is empty.
 func (s *LiveSet) Take(rng *rand.Rand) (id int64, size int64, ok bool) {
 	return s.pick(rng, true)

@@ -71,3 +71,30 @@ func TestShardLiveSet(t *testing.T) {
 		}
 	}
 }
+
+// TestRemove: Remove takes out exactly the ids asked for, once, and the
+// set goes on handing out the others.
+func TestRemove(t *testing.T) {
+	s := NewLiveSet(0)
+	for i := 0; i < 1000; i++ {
+		s.Add(s.NextID(), 400)
+	}
+	for id := int64(1); id <= 10; id++ {
+		if !s.Remove(id) {
+			t.Fatalf("Remove(%d) = false for a live id", id)
+		}
+	}
+	if s.Remove(5) || s.Remove(2000) {
+		t.Error("Remove of an id not in the set said true")
+	}
+	if n := s.Len(); n != 990 {
+		t.Fatalf("Len %d after removing 10 of 1000", n)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 990; i++ {
+		id, _, ok := s.Take(rng)
+		if !ok || id <= 10 {
+			t.Fatalf("Take %d: id %d, ok %v; want one of 11..1000", i, id, ok)
+		}
+	}
+}

@@ -273,6 +273,19 @@ func (b *Base) Validate() error {
 	return errors.Join(errs...)
 }
 
+// CheckHotRows checks a --hot-rows count: zero (off) or up to the rows
+// of the table that holds the fewest (the last, TableRows).
+func (b *Base) CheckHotRows(hot int64) error {
+	least := b.TableRows(b.tables() - 1)
+	switch {
+	case hot < 0:
+		return fmt.Errorf("--hot-rows must be zero (off) or more, got %d", hot)
+	case hot > least:
+		return fmt.Errorf("--hot-rows %d is more than the %d rows each table holds (--rows %d over %d table(s)): at most %d, or more --rows", hot, least, b.Rows, b.tables(), least)
+	}
+	return nil
+}
+
 // RowsPerWorker is a ThreadsChecker's check for workloads whose requests
 // hold an existing row each (why says so): every table needs at least one
 // row per worker, as a request may pick any table.

@@ -15,7 +15,6 @@ package updates
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 
@@ -79,19 +78,10 @@ func (w *Updates) Flags(fs *pflag.FlagSet) {
 
 // Validate implements workload.Workload.
 func (w *Updates) Validate() error {
-	err := w.Base.Validate()
-	if err != nil {
+	if err := w.Base.Validate(); err != nil {
 		return err
 	}
-	// The last table holds the fewest rows (TableRows).
-	least := w.TableRows(len(w.Tables()) - 1)
-	switch {
-	case w.Hot < 0:
-		return fmt.Errorf("--hot-rows must be zero (off) or more, got %d", w.Hot)
-	case w.Hot > least:
-		return fmt.Errorf("--hot-rows %d is more than the %d rows each table holds (--rows %d over %d table(s)): at most %d, or more --rows", w.Hot, least, w.Rows, len(w.Tables()), least)
-	}
-	return nil
+	return w.CheckHotRows(w.Hot)
 }
 
 // Params implements workload.Workload.
