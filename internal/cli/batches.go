@@ -184,7 +184,7 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 	if e.checkOnly {
 		return nil
 	}
-	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, cfg.Threads, runner.Multiplexes(cfg, w), name)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, target.Options{MaxConns: cfg.Threads, Multiplexed: runner.Multiplexes(cfg, w)}, name)
 	if err != nil {
 		return err
 	}

@@ -379,8 +379,10 @@ func (e *env) dsn(f *targetFlags) string {
 	return engines.DefaultDSN
 }
 
-func (e *env) openTarget(ctx context.Context, f *targetFlags, threads int, multiplexed bool) (target.Target, error) {
-	return e.open(ctx, f, target.Options{MaxConns: threads, Multiplexed: multiplexed})
+// openTarget opens the target for a run; hint carries the run's
+// MaxConns, Multiplexed and OpenLoop.
+func (e *env) openTarget(ctx context.Context, f *targetFlags, hint target.Options) (target.Target, error) {
+	return e.open(ctx, f, target.Options{MaxConns: hint.MaxConns, Multiplexed: hint.Multiplexed, OpenLoop: hint.OpenLoop})
 }
 
 // openExisting opens the target for a command that only reads or removes
@@ -461,12 +463,12 @@ func closeTarget(t target.Target) error {
 // prints the header line. The returned function closes the target (restoring
 // any setting) the first time it is called; callers defer it. multiplexed
 // is runner.Multiplexes for the run's main configuration.
-func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, threads int, multiplexed bool, what string) (target.Target, func() error, error) {
+func (e *env) openForRun(ctx context.Context, out string, f *targetFlags, hint target.Options, what string) (target.Target, func() error, error) {
 	undo, err := makeOutDir(out)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := e.openTarget(ctx, f, threads, multiplexed)
+	t, err := e.openTarget(ctx, f, hint)
 	if err != nil {
 		undo()
 		return nil, nil, err

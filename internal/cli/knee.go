@@ -289,7 +289,7 @@ func parsePercent(s string) (float64, error) {
 }
 
 func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kneeFlags, slo knee.SLO, sp knee.Params, cfg runner.Config) (err error) {
-	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, false, "knee of "+name)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, target.Options{MaxConns: f.threads, OpenLoop: true}, "knee of "+name)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/knee"
+	"github.com/ceiling-db/ceiling/internal/runner"
+	"github.com/ceiling-db/ceiling/internal/workload/all"
 )
 
 func TestParseRates(t *testing.T) {
@@ -613,5 +615,30 @@ func TestThinPlan(t *testing.T) {
 	other, _ := knee.ParseSLO("max<100ms,late<1%")
 	if got := thinPlan(other, 1, time.Second); got != "" {
 		t.Fatalf("no percentile: %q", got)
+	}
+}
+
+// TestRunHint: a run tells the target whether its sessions run an open
+// loop (a rate or a ramp of rates), which keeps them on their own threads
+// up to more workers, and a closed loop of several workers that it will
+// multiplex them.
+func TestRunHint(t *testing.T) {
+	m, err := all.Registry().Lookup("updates") // a workload whose workers do not pause
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := m.New()
+	for name, c := range map[string]struct {
+		cfg                   runner.Config
+		multiplexed, openLoop bool
+	}{
+		"closed loop": {runner.Config{Threads: 20, Duration: time.Second}, true, false},
+		"rate":        {runner.Config{Threads: 20, Rate: 2000, Duration: time.Second}, false, true},
+		"rates":       {runner.Config{Threads: 20, Steps: []runner.Step{{Rate: 100, Duration: time.Second}}}, false, true},
+	} {
+		h := runHint(20, c.cfg, u)
+		if h.MaxConns != 20 || h.Multiplexed != c.multiplexed || h.OpenLoop != c.openLoop {
+			t.Errorf("%s: %+v, want 20 conns, multiplexed %v, open loop %v", name, h, c.multiplexed, c.openLoop)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func (e *env) prepareCmd() *cobra.Command {
 					return usagef("--reuse applies to run and knee, which then use the tables prepare made")
 				}
 				ctx := cmd.Context()
-				t, err := e.openTarget(ctx, f, 1, false)
+				t, err := e.openTarget(ctx, f, target.Options{MaxConns: 1})
 				if err != nil {
 					return err
 				}

@@ -546,7 +546,7 @@ func unwrapPath(err error) error {
 }
 
 func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runFlags, cfg runner.Config) (err error) {
-	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, f.threads, runner.Multiplexes(cfg, w), name)
+	t, closeOnce, err := e.openForRun(ctx, f.out, &f.targetFlags, runHint(f.threads, cfg, w), name)
 	if err != nil {
 		return err
 	}
@@ -1035,4 +1035,11 @@ func runParams(name string, w workload.Workload, cfg runner.Config, info target.
 		params.Advice = a.Advice
 	}
 	return params
+}
+
+// runHint is what a run tells the target of its worker sessions when
+// opening it: how many, whether the runner multiplexes them (a closed
+// loop), and whether they run an open loop (--rate, --rates).
+func runHint(threads int, cfg runner.Config, w workload.Workload) target.Options {
+	return target.Options{MaxConns: threads, Multiplexed: runner.Multiplexes(cfg, w), OpenLoop: cfg.Rate > 0 || len(cfg.Steps) > 0}
 }

@@ -51,6 +51,12 @@ type Options struct {
 	// a few per thread (target.Cooperative; runner.Multiplexes), so a
 	// target may dial them for that even when there are many.
 	Multiplexed bool
+	// OpenLoop is a hint: the runner schedules the requests at a rate
+	// (run --rate/--rates, knee), each worker waiting for the server one
+	// request at a time and sleeping until its next, so a target may
+	// keep more of its worker sessions on their own threads than it
+	// would for workers that pause for long (TPC-C's keying times).
+	OpenLoop bool
 	// MustExist: the command only reads or removes what is there (check,
 	// cleanup), so an embedded database file that does not exist is an
 	// error wrapping ErrNoDatabase instead of being created.

@@ -134,8 +134,10 @@ const (
 // workers sessions, as the PostgreSQL target does: up to maxRawWorkers
 // the sessions are raw and may turn cooperative (ioMux); more of them are
 // ioMuxPoll when the run will be multiplexed (target.Options.Multiplexed)
-// and go through the netpoller otherwise (an open loop, TPC-C's pausing
-// virtual users), where a thread blocked per session costs more.
+// and go through the netpoller otherwise (TPC-C's pausing virtual users,
+// an open loop of more than maxOpenLoopRaw), where a thread blocked per
+// session costs more; an open loop keeps them raw up to maxOpenLoopRaw,
+// as the PostgreSQL target does (its workerDial says why).
 // CEILING_MYSQL_IO=netpoll|raw|mux|muxpoll forces one.
 //
 // Raw against the netpoller, measured on the 2-core development VM,
@@ -145,7 +147,7 @@ const (
 // connection, 36.6/36.8 against 24.2/23.5 at 4, 27.6/30.0 against
 // 21.6/20.7 at 16; TPC-C at 8 connections, NOPM 16,258 and 18,030 against
 // 21,366 and 21,478.
-func workerIO(workers int, multiplexed bool) ioMode {
+func workerIO(workers int, multiplexed, openLoop bool) ioMode {
 	switch os.Getenv("CEILING_MYSQL_IO") {
 	case "raw":
 		return ioRaw
@@ -159,7 +161,7 @@ func workerIO(workers int, multiplexed bool) ioMode {
 	switch {
 	case workers <= 0:
 		return ioNetpoll
-	case workers <= maxRawWorkers:
+	case workers <= maxRawWorkers, openLoop && workers <= maxOpenLoopRaw:
 		return ioMux
 	case multiplexed:
 		return ioMuxPoll
@@ -171,3 +173,6 @@ func workerIO(workers int, multiplexed bool) ioMode {
 // they turn cooperative: a raw session holds a P (and a thread) while it
 // waits.
 const maxRawWorkers = 16
+
+// maxOpenLoopRaw is maxRawWorkers for an open loop (workerIO).
+const maxOpenLoopRaw = 32

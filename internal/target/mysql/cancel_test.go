@@ -45,23 +45,25 @@ func TestConnectRecordsConn(t *testing.T) {
 		t.Errorf("I/O mode %v for 4 workers, want %v (mux)", mt.io, ioMux)
 	}
 	for _, tc := range []struct {
-		workers     int
-		multiplexed bool
-		want        ioMode
+		workers               int
+		multiplexed, openLoop bool
+		want                  ioMode
 	}{
-		{0, false, ioNetpoll},
-		{1, false, ioMux},
-		{maxRawWorkers, true, ioMux},
-		{maxRawWorkers + 1, true, ioMuxPoll},
-		{maxRawWorkers + 1, false, ioNetpoll},
+		{0, false, false, ioNetpoll},
+		{1, false, false, ioMux},
+		{maxRawWorkers, true, false, ioMux},
+		{maxRawWorkers + 1, true, false, ioMuxPoll},
+		{maxRawWorkers + 1, false, false, ioNetpoll},
+		{maxOpenLoopRaw, false, true, ioMux},
+		{maxOpenLoopRaw + 1, false, true, ioNetpoll},
 	} {
-		if got := workerIO(tc.workers, tc.multiplexed); got != tc.want {
-			t.Errorf("workerIO(%d, %v) = %v, want %v", tc.workers, tc.multiplexed, got, tc.want)
+		if got := workerIO(tc.workers, tc.multiplexed, tc.openLoop); got != tc.want {
+			t.Errorf("workerIO(%d, %v, %v) = %v, want %v", tc.workers, tc.multiplexed, tc.openLoop, got, tc.want)
 		}
 	}
 	for env, want := range map[string]ioMode{"raw": ioRaw, "mux": ioMux, "muxpoll": ioMuxPoll, "netpoll": ioNetpoll} {
 		t.Setenv("CEILING_MYSQL_IO", env)
-		if got := workerIO(4, false); got != want {
+		if got := workerIO(4, false, false); got != want {
 			t.Errorf("CEILING_MYSQL_IO=%s: workerIO = %v, want %v", env, got, want)
 		}
 	}

@@ -145,7 +145,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		// reconnects while a lost connection is still being torn down.
 		db.SetMaxOpenConns(2*opts.MaxConns + 8)
 	}
-	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed), connectTimeout: cfg.Timeout, addr: cfg.Addr}
+	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed, opts.OpenLoop), connectTimeout: cfg.Timeout, addr: cfg.Addr}
 
 	slot := &dialSlot{} // the admin session's socket, for onThisHost
 	admin, err := t.conn(context.WithValue(ctx, dialSlotKey{}, slot))

@@ -28,25 +28,28 @@ func TestWorkerDialChoice(t *testing.T) {
 		return "unknown"
 	}
 	cases := []struct {
-		workers     int
-		multiplexed bool
-		want        string
+		workers               int
+		multiplexed, openLoop bool
+		want                  string
 	}{
-		{0, false, "netpoll"},
-		{1, false, "mux"},
-		{maxRawWorkers, true, "mux"},
-		{maxRawWorkers, false, "mux"},
-		{maxRawWorkers + 1, true, "muxpoll"},
-		{maxRawWorkers + 1, false, "netpoll"},
-		{200, true, "muxpoll"},
+		{0, false, false, "netpoll"},
+		{1, false, false, "mux"},
+		{maxRawWorkers, true, false, "mux"},
+		{maxRawWorkers, false, false, "mux"},
+		{maxRawWorkers + 1, true, false, "muxpoll"},
+		{maxRawWorkers + 1, false, false, "netpoll"},
+		{maxRawWorkers + 1, false, true, "mux"},
+		{maxOpenLoopRaw, false, true, "mux"},
+		{maxOpenLoopRaw + 1, false, true, "netpoll"},
+		{200, true, false, "muxpoll"},
 	}
 	for _, c := range cases {
-		if got := name(workerDial(c.workers, c.multiplexed)); got != c.want {
-			t.Errorf("workerDial(%d, %v) = %s, want %s", c.workers, c.multiplexed, got, c.want)
+		if got := name(workerDial(c.workers, c.multiplexed, c.openLoop)); got != c.want {
+			t.Errorf("workerDial(%d, %v, %v) = %s, want %s", c.workers, c.multiplexed, c.openLoop, got, c.want)
 		}
 	}
 	t.Setenv("CEILING_PG_IO", "raw")
-	if got := name(workerDial(200, true)); got != "raw" {
+	if got := name(workerDial(200, true, false)); got != "raw" {
 		t.Errorf("CEILING_PG_IO=raw: workerDial = %s, want raw", got)
 	}
 }

@@ -186,7 +186,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	// Worker sessions block in the kernel like C clients (see the blockio
 	// package, workerDial), and run their prepared statements straight on
 	// the socket (see execWire).
-	t.wcfg.DialFunc = wrapDial(workerDial(opts.MaxConns, opts.Multiplexed))
+	t.wcfg.DialFunc = wrapDial(workerDial(opts.MaxConns, opts.Multiplexed, opts.OpenLoop))
 	if t.wcfg.RuntimeParams["application_name"] == "ceiling" {
 		// Worker backends are told apart from the admin and sampler
 		// sessions, e.g. by Settle and by an operator reading pg_stat_activity.
@@ -533,13 +533,24 @@ func oneLine(s string) string {
 //     16-19 µs through the netpoller.
 //   - poll: blocking poll(2) then read through ordinary system calls.
 //   - netpoll: Go's netpoller, as any Go program: the default for more
-//     workers in a run that is not multiplexed (an open loop, TPC-C's
-//     pausing virtual users), where a thread blocked per connection cost
-//     more (open loop at 5,000 req/s with 64 threads: 96-100 µs of client
-//     CPU per request through poll, 75-91 through the netpoller; TPC-C
-//     with 32 virtual users: 380-590 against 530-710 transactions/s). The
-//     admin and sampler sessions always use it.
-func workerDial(workers int, multiplexed bool) pgconn.DialFunc {
+//     workers in a run that is not multiplexed (TPC-C's pausing virtual
+//     users, an open loop of more than maxOpenLoopRaw), where a thread
+//     blocked per connection cost more (open loop at 5,000 req/s with 64
+//     threads: 96-100 µs of client CPU per request through poll, 75-91
+//     through the netpoller; TPC-C with 32 virtual users: 380-590 against
+//     530-710 transactions/s). The admin and sampler sessions always use
+//     it.
+//
+// An open loop (target.Options.OpenLoop) keeps its sessions mux (raw) up
+// to maxOpenLoopRaw workers: through the netpoller a response waits for
+// the scheduler to run its goroutine, which the service time counts.
+// Direct selects at 2,000/s on the 2-core VM, 20 workers, three
+// alternated 8 s runs: service time p90 0.31-0.48 ms raw against
+// 1.8-4.1 ms through the netpoller (p99 2.7-6.2 against 14-21 ms), at
+// 14-17% of the cores against 15-24%; at 17 workers (the old limit + 1)
+// p90 0.31 against 7-9 ms. At 32 the two come close (the host's own
+// stalls dominate), at 64 and 5,000/s the netpoller does better.
+func workerDial(workers int, multiplexed, openLoop bool) pgconn.DialFunc {
 	mode := os.Getenv("CEILING_PG_IO")
 	switch os.Getenv("CEILING_PG_NETPOLL") {
 	case "1":
@@ -551,7 +562,7 @@ func workerDial(workers int, multiplexed bool) pgconn.DialFunc {
 		switch {
 		case workers <= 0:
 			mode = "netpoll"
-		case workers <= maxRawWorkers:
+		case workers <= maxRawWorkers, openLoop && workers <= maxOpenLoopRaw:
 			mode = "mux"
 		case multiplexed:
 			mode = "muxpoll"
@@ -575,3 +586,6 @@ func workerDial(workers int, multiplexed bool) pgconn.DialFunc {
 // maxRawWorkers bounds the worker count for which mux (raw until
 // cooperative) is the default; a raw connection holds a P.
 const maxRawWorkers = 16
+
+// maxOpenLoopRaw is maxRawWorkers for an open loop (workerDial).
+const maxOpenLoopRaw = 32
