@@ -110,9 +110,9 @@ func (w *Mixed) Prepare(ctx context.Context, t target.Target, progress io.Writer
 	if err := w.Base.Prepare(ctx, t, progress); err != nil {
 		return err
 	}
-	for _, l := range w.Live {
-		for id := int64(1); id <= w.Hot; id++ {
-			l.Remove(id) // a shard's set holds its own ids only
+	if w.Hot > 0 {
+		for _, l := range w.Live {
+			l.RemoveUpTo(w.Hot) // a shard's set holds its own ids only
 		}
 	}
 	return nil

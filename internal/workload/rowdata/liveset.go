@@ -79,22 +79,27 @@ func (s *LiveSet) Add(id int64, size int64) {
 	sh.mu.Unlock()
 }
 
-// Remove takes row id out of the set and says whether it was there. It
-// searches the id's shard: for occasional use (setting rows apart after
-// a load), not per request.
-func (s *LiveSet) Remove(id int64) bool {
-	sh := &s.shards[uint64(id)%liveShards]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	for j, x := range sh.ids {
-		if x == id {
-			n := len(sh.ids) - 1
-			sh.ids[j], sh.sizes[j] = sh.ids[n], sh.sizes[n]
-			sh.ids, sh.sizes = sh.ids[:n], sh.sizes[:n]
-			return true
+// RemoveUpTo takes the ids from 1 to max out of the set and returns how
+// many there were. It goes through every shard once: for occasional use
+// (setting rows apart after a load), not per request.
+func (s *LiveSet) RemoveUpTo(max int64) int64 {
+	var n int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		keep := 0
+		for j, id := range sh.ids {
+			if id >= 1 && id <= max {
+				n++
+				continue
+			}
+			sh.ids[keep], sh.sizes[keep] = id, sh.sizes[j]
+			keep++
 		}
+		sh.ids, sh.sizes = sh.ids[:keep], sh.sizes[:keep]
+		sh.mu.Unlock()
 	}
-	return false
+	return n
 }
 
 // Take removes and returns a random live row, or ok=false when the set is empty.

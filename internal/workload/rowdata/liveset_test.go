@@ -72,20 +72,18 @@ func TestShardLiveSet(t *testing.T) {
 	}
 }
 
-// TestRemove: Remove takes out exactly the ids asked for, once, and the
-// set goes on handing out the others.
-func TestRemove(t *testing.T) {
+// TestRemoveUpTo: RemoveUpTo takes out exactly the ids up to its bound,
+// once, and the set goes on handing out the others.
+func TestRemoveUpTo(t *testing.T) {
 	s := NewLiveSet(0)
 	for i := 0; i < 1000; i++ {
 		s.Add(s.NextID(), 400)
 	}
-	for id := int64(1); id <= 10; id++ {
-		if !s.Remove(id) {
-			t.Fatalf("Remove(%d) = false for a live id", id)
-		}
+	if n := s.RemoveUpTo(10); n != 10 {
+		t.Fatalf("RemoveUpTo(10) removed %d of ids 1..1000", n)
 	}
-	if s.Remove(5) || s.Remove(2000) {
-		t.Error("Remove of an id not in the set said true")
+	if n := s.RemoveUpTo(10); n != 0 {
+		t.Errorf("RemoveUpTo(10) again removed %d", n)
 	}
 	if n := s.Len(); n != 990 {
 		t.Fatalf("Len %d after removing 10 of 1000", n)
