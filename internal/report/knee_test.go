@@ -14,7 +14,8 @@ import (
 // TestKneeVerdictAndTransients: a knee search's verdict is that of its
 // first failing rate's last run, not of a probe whose failure did not
 // recur (here the lowest saturated step); the transient lines name that
-// probe with its worst interval, the one with the most late requests.
+// probe with its worst interval by what broke the SLO: the one with the
+// most late requests for a late term, the slowest for a p99 alone.
 func TestKneeVerdictAndTransients(t *testing.T) {
 	v := func(b string) *diagnose.Verdict {
 		return &diagnose.Verdict{Bottleneck: b, Evidence: []string{b + " evidence"}}
@@ -56,6 +57,13 @@ func TestKneeVerdictAndTransients(t *testing.T) {
 		!strings.HasSuffix(lines[2], "(ceiling run single-inserts --rate 40 -T 10m -c 4 --durability full --db 'mysql://root:xxxxx@127.0.0.1:3306/test')") {
 		t.Fatalf("transient lines:\n%s", strings.Join(lines, "\n"))
 	}
+	// The same probe broken by its p99 alone: the slow interval, not the
+	// one where a request of the stall went late.
+	res.Knee.Probes[1].FailedTerms = []string{"p99 900ms ≥ 300ms"}
+	if lines := TransientLines(res); len(lines) != 3 || lines[1] != "  40/s (probe 2): p99 900ms ≥ 300ms; worst interval: p99 900 ms, max 950 ms, 0-1 s into the probe" {
+		t.Fatalf("p99 broken: transient lines:\n%s", strings.Join(lines, "\n"))
+	}
+	res.Knee.Probes[1].FailedTerms = []string{"late 12% ≥ 1%"}
 	// No failing rate: the passing run at the knee.
 	res.Knee.FirstFailingRate, res.Knee.Rate = nil, &ff
 	res.Knee.Probes[3].Pass, res.Knee.Probes[3].FailedTerms = true, nil
