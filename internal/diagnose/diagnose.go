@@ -78,7 +78,8 @@ const (
 	MinLockShare        = 0.3  // contention: lock wait share
 	MinBusyWaitsPerReq  = 0.2  // contention (SQLite): busy waits per request
 	MinClientCPU        = 85.0 // client: % of the client's cores
-	MaxSchedLagP99Ms    = 10.0 // client (open loop): ceiling's own scheduling lag p99
+	MaxSchedLagP99Ms    = 10.0 // client (open loop): ceiling's own scheduling lag p99 …
+	MinSlowStarts       = 10   // … over at least this many requests that started that late
 	MinClientWaitShare  = 0.4  // client (closed loop): sessions waiting for ceiling's next request …
 	MinClientCoresPerW  = 0.4  // … while ceiling burns at least this many cores per worker
 	MinWorkerBusy       = 0.8  // client (open loop): ceiling's workers busy at least this share of the time …
@@ -130,6 +131,10 @@ type Figures struct {
 	// could do, so no suggestion predicts requests/s from it.
 	KeptUp        bool
 	SchedLagP99Ms *float64 // open loop: ceiling's own scheduling lag
+	// SchedLagSlow is how many requests started more than
+	// MaxSchedLagP99Ms late by ceiling's own scheduling (of the step whose
+	// lag SchedLagP99Ms is); nil when not counted.
+	SchedLagSlow *int64
 	// Open loop: the step's mean service time (ms from each request's
 	// actual start to its end, so without its wait for a free worker), the
 	// lowest mean service time of the run's unsaturated steps below this
@@ -1937,9 +1942,14 @@ func ClientRule(f Figures) Candidate {
 			}
 		}
 	}
-	if f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms {
+	lagged := f.OpenLoop && f.SchedLagP99Ms != nil && LagSuspect(*f.SchedLagP99Ms, f.SchedLagSlow)
+	if lagged {
 		c.Matched, c.Score = true, math.Max(c.Score, 0.9)
-		c.Evidence = append(c.Evidence, fmt.Sprintf("ceiling's own scheduling lag p99 %.1f ms > %g ms", *f.SchedLagP99Ms, MaxSchedLagP99Ms))
+		ev := fmt.Sprintf("ceiling's own scheduling lag p99 %.1f ms > %g ms", *f.SchedLagP99Ms, MaxSchedLagP99Ms)
+		if f.SchedLagSlow != nil {
+			ev += fmt.Sprintf(" (%s requests started that late)", Thousands(float64(*f.SchedLagSlow)))
+		}
+		c.Evidence = append(c.Evidence, ev)
 	}
 	if workers {
 		score := math.Min(busy, 1)
@@ -1965,10 +1975,13 @@ func ClientRule(f Figures) Candidate {
 			c.Why = fmt.Sprintf("load generator CPU %.0f%% of its cores < %.0f%%", *f.ClientCPUPct, MinClientCPU)
 			c.near = *f.ClientCPUPct / MinClientCPU
 		}
+		if f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms {
+			c.Why += "; " + FewSlowStarts(*f.SchedLagP99Ms, *f.SchedLagSlow, f.Requests)
+		}
 		return c
 	}
 	c.Why = c.Evidence[0]
-	machine := (f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU) || (f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms)
+	machine := (f.ClientCPUPct != nil && *f.ClientCPUPct >= MinClientCPU) || lagged
 	if workers && !machine {
 		// The -c setting, not the machine: the database was not slowed
 		// by this load, so it was offered too few requests at once.
@@ -2000,6 +2013,27 @@ func ClientRule(f Figures) Candidate {
 		c.Evidence, c.Suggestions = tlsCost(f, c.Evidence, c.Suggestions)
 	}
 	return c
+}
+
+// LagSuspect reports whether ceiling's own scheduling lag (its p99 in ms,
+// and how many requests started more than MaxSchedLagP99Ms late, nil when
+// not counted) suspects the load generator. A p99 over few requests is one
+// of the slowest few: a step of 50 requests at 10/s whose one request
+// started 31 ms late (a pause of the client's host) is not a generator
+// that could not keep up, so MinSlowStarts of them are needed.
+func LagSuspect(p99Ms float64, slow *int64) bool {
+	return p99Ms > MaxSchedLagP99Ms && (slow == nil || *slow >= MinSlowStarts)
+}
+
+// FewSlowStarts says why a scheduling lag p99 above MaxSchedLagP99Ms does
+// not suspect the load generator (LagSuspect false; slow not nil).
+func FewSlowStarts(p99Ms float64, slow, requests int64) string {
+	of := ""
+	if requests > 0 {
+		of = " of " + Thousands(float64(requests))
+	}
+	return fmt.Sprintf("ceiling's scheduling lag p99 %.1f ms rests on %d request%s%s that started more than %g ms late (fewer than %d): pauses of ceiling's host, not a load it could not keep up with",
+		p99Ms, slow, plural(int(slow), "", "s"), of, MaxSchedLagP99Ms, MinSlowStarts)
 }
 
 // NetworkRule: the server is on another host, and the round trips to it

@@ -292,6 +292,10 @@ func TestMemoryCPUContentionRules(t *testing.T) {
 		{"contention: few lock waits", ContentionRule, Figures{WaitMs: map[string]float64{WaitLock: 10, WaitCPU: 90}}, false, 0},
 		{"client: scheduling lag", ClientRule, Figures{OpenLoop: true, SchedLagP99Ms: p(25), ClientCPUPct: p(40)}, true, 0.9},
 		{"client: keeps up", ClientRule, Figures{OpenLoop: true, SchedLagP99Ms: p(0.5), ClientCPUPct: p(40)}, false, 0},
+		{"client: scheduling lag over many requests", ClientRule, Figures{OpenLoop: true, SchedLagP99Ms: p(25), SchedLagSlow: pi(120), ClientCPUPct: p(40)}, true, 0.9},
+		// One request of 50 started 31 ms late (PostgreSQL updates at
+		// 10/s, a knee's first probe): a pause, not a generator at its limit.
+		{"client: scheduling lag of one request", ClientRule, Figures{OpenLoop: true, Requests: 50, SchedLagP99Ms: p(31.3), SchedLagSlow: pi(1), ClientCPUPct: p(3)}, false, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1877,5 +1881,17 @@ func TestThinSample(t *testing.T) {
 	empty := Figures{Threads: 1}
 	if ev := strings.Join(Diagnose(empty).Evidence, "\n"); strings.Contains(ev, "thin sample") {
 		t.Errorf("no requests: evidence\n%s", ev)
+	}
+}
+
+func pi(v int64) *int64 { return &v }
+
+func TestFewSlowStarts(t *testing.T) {
+	c := ClientRule(Figures{OpenLoop: true, Requests: 50, SchedLagP99Ms: p(31.3), SchedLagSlow: pi(1), ClientCPUPct: p(3)})
+	if c.Matched || !strings.Contains(c.Why, "rests on 1 request of 50 that started more than 10 ms late") {
+		t.Errorf("matched %v, why %q", c.Matched, c.Why)
+	}
+	if LagSuspect(31.3, pi(MinSlowStarts-1)) || !LagSuspect(31.3, pi(MinSlowStarts)) || !LagSuspect(31.3, nil) || LagSuspect(9, pi(500)) {
+		t.Error("LagSuspect: wrong threshold")
 	}
 }

@@ -204,3 +204,26 @@ func BenchmarkRecord(b *testing.B) {
 		r.Record(i&1, time.Duration(i&4095)*time.Microsecond, 1, 400)
 	}
 }
+
+func TestCountAbove(t *testing.T) {
+	h := NewHistogram()
+	if n := CountAbove(h, 10_000); n != 0 {
+		t.Fatalf("empty: %d above", n)
+	}
+	for _, us := range []int64{50, 900, 9_000, 10_000, 10_900, 31_000, 31_000, 2_000_000} {
+		if err := h.RecordValue(us); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 10,000 µs itself is not above 10 ms; 10,900 µs is, whatever the
+	// bucket widths at 3 significant figures.
+	if n := CountAbove(h, 10_000); n != 4 {
+		t.Errorf("above 10 ms: %d, want 4", n)
+	}
+	if n := CountAbove(h, 5_000_000); n != 0 {
+		t.Errorf("above the max: %d, want 0", n)
+	}
+	if n := CountAbove(nil, 0); n != 0 {
+		t.Errorf("nil: %d", n)
+	}
+}

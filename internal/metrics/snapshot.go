@@ -86,6 +86,22 @@ func LatencyOf(h *hdr.Histogram) *Latency {
 	}
 }
 
+// CountAbove is how many of h's values (recorded in µs) lie above us, up
+// to the histogram's precision: a bucket that holds us itself is not
+// counted. It walks every bucket, so it is for summaries, not the hot path.
+func CountAbove(h *hdr.Histogram, us int64) int64 {
+	if h == nil || h.Max() <= us {
+		return 0
+	}
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From > us {
+			n += b.Count
+		}
+	}
+	return n
+}
+
 // EncodeHist serialises a histogram in the standard HdrHistogram compressed
 // format (base64 text): any HdrHistogram implementation can read it back.
 func EncodeHist(h *hdr.Histogram) (string, error) {

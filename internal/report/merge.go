@@ -667,7 +667,7 @@ func mergeSteps(m *Result, rs []*Result, embedded bool) error {
 		var achieved, rows, mb *float64 = f64(0), f64(0), f64(0)
 		var cs []Costs
 		var reqs []int64
-		for _, r := range rs {
+		for j, r := range rs {
 			x := r.Steps[i]
 			s.Scheduled += x.Scheduled
 			s.Completed += x.Completed
@@ -685,6 +685,13 @@ func mergeSteps(m *Result, rs []*Result, embedded bool) error {
 			}
 			if x.SchedLagMs != nil && (s.SchedLagMs == nil || x.SchedLagMs.P99 > s.SchedLagMs.P99) {
 				s.SchedLagMs = x.SchedLagMs // the worst shard's: the lag is each generator's own
+			}
+			if j == 0 {
+				s.SchedLagSlow = x.SchedLagSlow
+			} else if s.SchedLagSlow != nil && x.SchedLagSlow != nil {
+				s.SchedLagSlow = f64i(*s.SchedLagSlow + *x.SchedLagSlow)
+			} else {
+				s.SchedLagSlow = nil // a shard that did not count them
 			}
 			encs = append(encs, x.Histogram)
 			cs, reqs = append(cs, x.Costs), append(reqs, x.Completed)

@@ -116,13 +116,23 @@ func printRamp(w io.Writer, r *Result, labelHead string, rows []rampRow) {
 			break
 		}
 	}
+	few := ""
 	for _, row := range rows {
-		if s := row.step; s.SchedLagMs != nil && s.SchedLagMs.P99 > schedLagWarnMs {
+		s := row.step
+		if s.SchedLagMs == nil {
+			continue
+		}
+		if diagnose.LagSuspect(s.SchedLagMs.P99, s.SchedLagSlow) {
 			fmt.Fprintf(w, "  WARNING: at %s/s ceiling's own scheduling lag p99 is %.1f ms: the load generator may be the limit, not the database\n",
 				fmtRate(s.Rate), s.SchedLagMs.P99)
+			few = ""
 			break
 		}
+		if few == "" && s.SchedLagMs.P99 > diagnose.MaxSchedLagP99Ms {
+			few = fmt.Sprintf("  note: at %s/s %s\n", fmtRate(s.Rate), diagnose.FewSlowStarts(s.SchedLagMs.P99, *s.SchedLagSlow, s.Completed))
+		}
 	}
+	fmt.Fprint(w, few)
 	if len(rows) > 1 {
 		title := "verdict per step"
 		if labelHead == "#" {
@@ -158,10 +168,6 @@ func StatsLagNote(labels []string) string {
 	return "PostgreSQL publishes its statistics up to a second late, so " + which +
 		" part of a neighbour's log and commit figures: the verdicts take them per commit (stats_lag_scale); the columns show them as counted."
 }
-
-// schedLagWarnMs is the scheduling lag above which the load generator
-// itself is suspected.
-const schedLagWarnMs = 10.0
 
 // workerBound explains a saturated step where requests queued for a free
 // worker: every one of the -c workers was busy, so the database saw at most

@@ -541,6 +541,36 @@ func TestRampThinP99(t *testing.T) {
 	}
 }
 
+// TestRampSchedLag: a step whose scheduling lag p99 rests on one late
+// start (a knee's 10/s probe, 50 requests, one started 31 ms late) gets a
+// note that it was a pause, not the WARNING that the load generator may be
+// the limit; a step with many late starts, or from a result that did not
+// count them, gets the WARNING.
+func TestRampSchedLag(t *testing.T) {
+	if runner.SlowSchedLagMs != diagnose.MaxSchedLagP99Ms {
+		t.Fatalf("the runner counts late starts above %d ms, the diagnosis suspects the generator above %g ms", runner.SlowSchedLagMs, diagnose.MaxSchedLagP99Ms)
+	}
+	one := int64(1)
+	res := &Result{Load: Load{Model: "open"}, Steps: []Step{
+		{Index: 0, Rate: 10, Completed: 50, LatencyMs: &metrics.Latency{P99: 35}, SchedLagMs: &metrics.Latency{P99: 31.3}, SchedLagSlow: &one},
+		{Index: 1, Rate: 1000, Completed: 5000, LatencyMs: &metrics.Latency{P99: 1.2}, SchedLagMs: &metrics.Latency{P99: 0.2}, SchedLagSlow: f64i(0)},
+	}}
+	var buf bytes.Buffer
+	PrintRamp(&buf, res)
+	out := buf.String()
+	if strings.Contains(out, "WARNING") || !strings.Contains(out, "note: at 10/s ceiling's scheduling lag p99 31.3 ms rests on 1 request of 50 that started more than 10 ms late") {
+		t.Fatalf("ramp:\n%s", out)
+	}
+	for _, slow := range []*int64{f64i(400), nil} {
+		res.Steps[1].SchedLagMs.P99, res.Steps[1].SchedLagSlow = 25, slow
+		buf.Reset()
+		PrintRamp(&buf, res)
+		if out := buf.String(); !strings.Contains(out, "WARNING: at 1000/s ceiling's own scheduling lag p99 is 25.0 ms") || strings.Contains(out, "rests on") {
+			t.Fatalf("ramp (%v late starts):\n%s", slow, out)
+		}
+	}
+}
+
 // TestRampFsyncs: a step whose server counts no log syncs of its own
 // (MariaDB) shows its log's and data files' fsyncs in syncs/s, marked †
 // and explained under the table; log syncs are shown plain.

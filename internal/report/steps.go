@@ -45,7 +45,11 @@ type Step struct {
 	// SchedLagMs is ceiling's own delay in starting requests; StartLagMs is
 	// scheduled to actual start, queueing behind busy workers included.
 	SchedLagMs *metrics.Latency `json:"sched_lag_ms"`
-	StartLagMs *metrics.Latency `json:"start_lag_ms"`
+	// SchedLagSlow is how many requests ceiling started more than 10 ms
+	// late by its own scheduling (runner.SlowSchedLagMs); null in
+	// results written before it was counted.
+	SchedLagSlow *int64           `json:"sched_lag_over_10ms"`
+	StartLagMs   *metrics.Latency `json:"start_lag_ms"`
 	// ServiceMs is actual start to end of the successful requests: the
 	// database's time without the wait for a free worker (null in results
 	// written before it was measured).
@@ -91,6 +95,9 @@ func stepOf(i int, st runner.StepResult, cores int, noBytes bool) Step {
 		Index: i, Rate: st.Rate, Scheduled: st.Scheduled, Completed: st.Completed, Late: st.Late, Failed: st.Failed,
 		ErrorsByClass: map[string]int64{}, DurationS: el, WarmupS: st.Warmup.Seconds(), Partial: st.Partial,
 		SchedLagMs: st.SchedLag, StartLagMs: st.StartLag, ServiceMs: st.Service, MaxBacklog: st.MaxBacklog, BacklogCap: st.BacklogCap,
+	}
+	if st.SchedLag != nil {
+		s.SchedLagSlow = f64i(st.SchedLagSlow)
 	}
 	var tot metrics.OpSnapshot
 	if st.Snap != nil {

@@ -167,7 +167,7 @@ func runFigures(res *Result, dev *float64) diagnose.Figures {
 	var svcN int64
 	for _, st := range res.Steps {
 		if st.SchedLagMs != nil && (f.SchedLagP99Ms == nil || st.SchedLagMs.P99 > *f.SchedLagP99Ms) {
-			f.SchedLagP99Ms = f64(st.SchedLagMs.P99)
+			f.SchedLagP99Ms, f.SchedLagSlow = f64(st.SchedLagMs.P99), st.SchedLagSlow
 		}
 		if st.ServiceMs != nil && st.Completed > 0 {
 			svcSum += st.ServiceMs.Mean * float64(st.Completed)
@@ -575,7 +575,7 @@ func stepFigures(res *Result, s *Step, ev *runner.Evidence, prevLog, minService,
 		f.RowsPerReq = f64(*s.RowsPerSec / *s.AchievedPerSec)
 	}
 	if s.SchedLagMs != nil {
-		f.SchedLagP99Ms = f64(s.SchedLagMs.P99)
+		f.SchedLagP99Ms, f.SchedLagSlow = f64(s.SchedLagMs.P99), s.SchedLagSlow
 	}
 	if s.StartLagMs != nil {
 		f.ServiceMs, f.MinServiceMs, f.StartLagP99Ms = serviceMs(*s), minService, f64(s.StartLagMs.P99)

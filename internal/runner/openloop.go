@@ -82,6 +82,10 @@ type StepResult struct {
 	// StartLag is intended to actual start, queueing included (see the
 	// package comment). Milliseconds, like all latencies; nil if nothing started.
 	SchedLag, StartLag *metrics.Latency
+	// SchedLagSlow counts the requests whose scheduling lag (SchedLag)
+	// exceeded SlowSchedLagMs: with few requests a lag p99 is one of
+	// the slowest few, and this says how many there were.
+	SchedLagSlow int64
 	// Service is actual start to end of the successful requests: the
 	// target's time without the wait for a free worker.
 	Service *metrics.Latency
@@ -97,6 +101,11 @@ type StepResult struct {
 	// measured part (workload.Observer); nil when not available.
 	Observed map[string]float64
 }
+
+// SlowSchedLagMs is the scheduling lag (ms) above which a request counts
+// in StepResult.SchedLagSlow; the diagnosis suspects the load generator
+// from the same threshold (diagnose.MaxSchedLagP99Ms).
+const SlowSchedLagMs = 10
 
 // Lag histogram operations (the lag registry's ops).
 const (
@@ -417,6 +426,7 @@ func (r *run) driveOpen(ctx context.Context) *Result {
 			Partial:          interrupted,
 			Snap:             snap,
 			SchedLag:         metrics.LatencyOf(lag.Ops[lagSched].Hist),
+			SchedLagSlow:     metrics.CountAbove(lag.Ops[lagSched].Hist, SlowSchedLagMs*1000),
 			StartLag:         metrics.LatencyOf(lag.Ops[lagStart].Hist),
 			Service:          metrics.LatencyOf(lag.Ops[lagService].Hist),
 			BacklogCap:       s.cap,
