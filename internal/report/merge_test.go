@@ -118,7 +118,8 @@ func kneeShard(t *testing.T, i int, rates []float64, n int64) *Result {
 		}
 		step := j
 		r.Knee.Probes = append(r.Knee.Probes, KneeProbe{Rate: rate, Pass: true, Step: &step})
-		r.Steps = append(r.Steps, Step{Index: j, Rate: rate / 2, Scheduled: n, Completed: n, AchievedPerSec: f64(rate / 2), Histogram: enc})
+		r.Steps = append(r.Steps, Step{Index: j, Rate: rate / 2, Scheduled: n, Completed: n, AchievedPerSec: f64(rate / 2), Histogram: enc,
+			SchedLagSlow: f64i(int64(i + j))})
 		r.Load.Rates = append(r.Load.Rates, rate/2)
 	}
 	return r
@@ -142,6 +143,17 @@ func TestMergeKnee(t *testing.T) {
 		if s.Rate != rates[j] || s.Completed != 40 || s.LatencyMs == nil || s.LatencyMs.P50 < 1.99 || s.LatencyMs.P50 > 2.01 || m.Load.Rates[j] != rates[j] {
 			t.Fatalf("merged step %d: rate %g (load %g), %d completed, latency %+v; want %g, 40, p50 2 ms", j, s.Rate, m.Load.Rates[j], s.Completed, s.LatencyMs, rates[j])
 		}
+		// Late starts add up over the shards: j of shard 0's, j+1 of shard 1's.
+		if s.SchedLagSlow == nil || *s.SchedLagSlow != int64(2*j+1) {
+			t.Fatalf("merged step %d: %v late starts, want %d", j, s.SchedLagSlow, 2*j+1)
+		}
+	}
+	old := kneeShard(t, 1, rates, 30)
+	old.Steps[0].SchedLagSlow = nil // a shard's result written before they were counted
+	if m, err := Merge([]*Result{kneeShard(t, 0, rates, 10), old}, nil); err != nil {
+		t.Fatal(err)
+	} else if m.Steps[0].SchedLagSlow != nil {
+		t.Fatalf("a shard without the count: %d late starts merged, want null", *m.Steps[0].SchedLagSlow)
 	}
 
 	apart := kneeShard(t, 1, []float64{100, 200, 250}, 30)
