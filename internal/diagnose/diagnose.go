@@ -702,6 +702,17 @@ func diagnose(f Figures) *Verdict {
 	return v
 }
 
+// pctBelow prints a percentage v that is below the threshold thr (both
+// in %) with as many decimals as keep it visibly below: "85%" for 84.6
+// against 85 would read "85% < 85%", so it prints "84.6%".
+func pctBelow(v, thr float64) string {
+	prec := 0
+	for prec < 2 && math.Round(v*math.Pow10(prec)) >= thr*math.Pow10(prec) {
+		prec++
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64) + "%"
+}
+
 // MinNear is how close to its threshold (the measured figure over it) a
 // rule that did not match must be for a "none" verdict to name it.
 const MinNear = 0.75
@@ -1092,7 +1103,7 @@ func CommitFlushRule(f Figures) Candidate {
 		return c
 	}
 	if share < MinCommitShare {
-		c.Why = fmt.Sprintf("log syncs are %.0f%% of each request's time < %.0f%%", 100*share, 100*MinCommitShare)
+		c.Why = fmt.Sprintf("log syncs are %s of each request's time < %.0f%%", pctBelow(100*share, 100*MinCommitShare), 100*MinCommitShare)
 		c.near = share / MinCommitShare
 		return c
 	}
@@ -1284,8 +1295,8 @@ func LogRateRule(f Figures) Candidate {
 				// The log rate stopped rising, but its device was mostly
 				// idle and the sessions did not wait on it: whatever
 				// capped the requests capped the log with them.
-				notFlat = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s, but its device (%s) was busy only %.0f%% of the time (< %.0f%%): the log did not cap the rate",
-					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, f.LogDevName, 100**f.LogDevBusy, 100*MinLogBusy)
+				notFlat = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s, but its device (%s) was busy only %s of the time (< %.0f%%): the log did not cap the rate",
+					*f.LogMBPerSec, 100*change, *f.PrevLogMBPerSec, f.LogDevName, pctBelow(100**f.LogDevBusy, 100*MinLogBusy), 100*MinLogBusy)
 			case flat:
 				c.Matched, c.Score = true, score
 				c.Why = fmt.Sprintf("log %.2f MB/s, flat (%+.0f%%) against the previous step's %.2f MB/s while %.1f%% of requests were late",
@@ -1327,7 +1338,7 @@ func LogRateRule(f Figures) Candidate {
 				parts = append(parts, notFlat)
 			}
 			if sh != nil {
-				parts = append(parts, fmt.Sprintf("log-IO waits %.0f%% of the sessions' time < %.0f%%", 100*logShare, 100*MinLogWaitShare))
+				parts = append(parts, fmt.Sprintf("log-IO waits %s of the sessions' time < %.0f%%", pctBelow(100*logShare, 100*MinLogWaitShare), 100*MinLogWaitShare))
 				c.near = logShare / MinLogWaitShare
 			}
 			if okBusy {
@@ -1703,7 +1714,7 @@ func CPURule(f Figures) Candidate {
 			gain, f))
 		return c
 	default:
-		c.Why = fmt.Sprintf("CPU %.0f%% of the %s cores < %.0f%%", 100**b, cpuWhose(f, *b), 100*MinCPUBusy)
+		c.Why = fmt.Sprintf("CPU %s of the %s cores < %.0f%%", pctBelow(100**b, 100*MinCPUBusy), cpuWhose(f, *b), 100*MinCPUBusy)
 		c.near = *b / MinCPUBusy
 		return c
 	}
@@ -1808,10 +1819,10 @@ func ContentionRule(f Figures) Candidate {
 		c.Why = "lock waits low"
 		switch {
 		case sh != nil:
-			c.Why = fmt.Sprintf("lock waits are %.0f%% of the sessions' time < %.0f%%", 100*sh[WaitLock], 100*MinLockShare)
+			c.Why = fmt.Sprintf("lock waits are %s of the sessions' time < %.0f%%", pctBelow(100*sh[WaitLock], 100*MinLockShare), 100*MinLockShare)
 			c.near = sh[WaitLock] / MinLockShare
 		case f.RowLockShare != nil:
-			c.Why = fmt.Sprintf("row-lock waits are %.0f%% of the sessions' time < %.0f%% (%s)", 100**f.RowLockShare, 100*MinLockShare, rowLockHow)
+			c.Why = fmt.Sprintf("row-lock waits are %s of the sessions' time < %.0f%% (%s)", pctBelow(100**f.RowLockShare, 100*MinLockShare), 100*MinLockShare, rowLockHow)
 			c.near = *f.RowLockShare / MinLockShare
 		}
 		return c
@@ -1972,7 +1983,7 @@ func ClientRule(f Figures) Candidate {
 	if !c.Matched {
 		c.Why = "load generator keeps up"
 		if f.ClientCPUPct != nil {
-			c.Why = fmt.Sprintf("load generator CPU %.0f%% of its cores < %.0f%%", *f.ClientCPUPct, MinClientCPU)
+			c.Why = fmt.Sprintf("load generator CPU %s of its cores < %.0f%%", pctBelow(*f.ClientCPUPct, MinClientCPU), MinClientCPU)
 			c.near = *f.ClientCPUPct / MinClientCPU
 		}
 		if f.OpenLoop && f.SchedLagP99Ms != nil && *f.SchedLagP99Ms > MaxSchedLagP99Ms {
@@ -2063,7 +2074,7 @@ func NetworkRule(f Figures) Candidate {
 	netMs := rtt * trips
 	share := math.Min(netMs/reqMs, 1)
 	if share < MinRoundTripShare {
-		c.Why = fmt.Sprintf("the round trip to the server (%s ms)%s is %.0f%% of each request's %s ms < %.0f%%", MsText(rtt), each, 100*share, MsText(reqMs), 100*MinRoundTripShare)
+		c.Why = fmt.Sprintf("the round trip to the server (%s ms)%s is %s of each request's %s ms < %.0f%%", MsText(rtt), each, pctBelow(100*share, 100*MinRoundTripShare), MsText(reqMs), 100*MinRoundTripShare)
 		c.near = share / MinRoundTripShare
 		return c
 	}

@@ -1895,3 +1895,20 @@ func TestFewSlowStarts(t *testing.T) {
 		t.Error("LagSuspect: wrong threshold")
 	}
 }
+
+// TestPctBelow: a figure under its threshold never prints as the
+// threshold ("CPU 85% of the server host's cores < 85%", from 84.6%).
+func TestPctBelow(t *testing.T) {
+	for _, tc := range []struct {
+		v, thr float64
+		want   string
+	}{{84.6, 85, "84.6%"}, {84.4, 85, "84%"}, {84.96, 85, "84.96%"}, {29.96, 30, "29.96%"}, {12, 30, "12%"}} {
+		if got := pctBelow(tc.v, tc.thr); got != tc.want {
+			t.Errorf("pctBelow(%g, %g) = %q, want %q", tc.v, tc.thr, got, tc.want)
+		}
+	}
+	c := CPURule(Figures{Cores: p(2), HostBusy: p(0.846)})
+	if c.Matched || !strings.Contains(c.Why, "CPU 84.6% of the") {
+		t.Errorf("matched %v: %s", c.Matched, c.Why)
+	}
+}
