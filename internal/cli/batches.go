@@ -104,7 +104,7 @@ func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	if err != nil {
 		errs = append(errs, fmt.Errorf("%s %s", flag, err))
 	}
-	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "repeat", "arrival", "late-after", own, "shard", "isolate"} {
+	for _, name := range []string{"rate", "rates", "step-warmup", "duration", "arrival", "late-after", own, "shard", "isolate"} {
 		if name == "isolate" && f.isolate == 0 {
 			continue // --isolate 0: skipped, as it is in a ramp
 		}
@@ -114,6 +114,9 @@ func (f *runFlags) sweepConfig(fs *pflag.FlagSet, w workload.Workload, spec stri
 	}
 	if f.threads <= 0 && !threads {
 		errs = append(errs, fmt.Errorf("--threads must be at least 1, got %d", f.threads))
+	}
+	if f.repeat < 1 {
+		errs = append(errs, fmt.Errorf("--repeat must be at least 1, got %d", f.repeat))
 	}
 	if f.ops < 0 || (f.ops == 0 && fs.Changed("ops")) {
 		errs = append(errs, fmt.Errorf("--ops must be positive, got %d", f.ops))
@@ -216,42 +219,70 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 	}
 
 	var (
-		results []*runner.Result
+		reps    [][]*runner.Result // each run's steps
 		stopErr error
+		stopped bool
 	)
 	// Held while measuring only: the data is loaded at full speed, and
 	// the index build after the steps runs without them. Released on
 	// every way out (releasing twice is harmless): the limits are the
 	// VFS's, kept by file name beyond this target.
-	release := e.holdLimits(t, f.emulation, true)
-	defer release()
-	for _, v := range vals {
-		step := cfg
-		if threads {
-			step.Threads = v
-			fmt.Fprintf(e.stdout, "\n-- %s\n", diagnose.Threads(v))
-		} else {
-			rb.SetBatch(v)
-			fmt.Fprintf(e.stdout, "\n-- batch %d rows\n", v)
+	release := func() {}
+	defer func() { release() }()
+	for k := 1; k <= f.repeat && !stopped; k++ {
+		if f.repeat > 1 {
+			fmt.Fprintf(e.stdout, "\n== run %d of %d\n", k, f.repeat)
 		}
-		live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
-		step.OnInterval = live.Interval
-		res, err := runner.Run(ctx, step, t, w)
-		live.Done()
-		if err != nil {
-			if len(results) == 0 {
-				return err
+		if k > 1 {
+			// Each run on data prepared afresh (or, for a dataset
+			// loaded by prepare, as the run before left it), like a
+			// repeated run's.
+			if err := e.prepareWorkload(ctx, t, name, w); err != nil {
+				stopErr = err
+				break
 			}
-			stopErr = err
-			break
 		}
-		results = append(results, res)
-		if res.Partial {
-			break
+		release = e.holdLimits(t, f.emulation, true)
+		var results []*runner.Result
+		for _, v := range vals {
+			step := cfg
+			if threads {
+				step.Threads = v
+				fmt.Fprintf(e.stdout, "\n-- %s\n", diagnose.Threads(v))
+			} else {
+				rb.SetBatch(v)
+				fmt.Fprintf(e.stdout, "\n-- batch %d rows\n", v)
+			}
+			live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
+			step.OnInterval = live.Interval
+			res, err := runner.Run(ctx, step, t, w)
+			live.Done()
+			if err != nil {
+				if len(results) == 0 && len(reps) == 0 {
+					return err
+				}
+				stopErr, stopped = err, true
+				break
+			}
+			results = append(results, res)
+			if res.Partial {
+				stopped = true
+				break
+			}
+		}
+		release()
+		if len(results) > 0 {
+			reps = append(reps, results)
+		}
+		if f.repeat > 1 && len(results) > 0 && !stopped {
+			fmt.Fprintf(e.stdout, "run %d: %s\n", k, sweepLine(vals, results, threads))
 		}
 	}
-	release()
+	if len(reps) == 0 {
+		return stopErr
+	}
 	post := e.afterLoad(ctx, t, w)
+	results := reps[0]
 
 	wp := w.Params()
 	if threads {
@@ -267,12 +298,26 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 	if threads {
 		build, what = report.BuildThreads, "thread counts"
 	}
-	doc, err := build(params, vals, results)
+	var doc *report.Result
+	if f.repeat > 1 {
+		buildRep := report.BuildBatchesRepeat
+		if threads {
+			buildRep = report.BuildThreadsRepeat
+		}
+		doc, err = buildRep(params, vals, reps)
+	} else {
+		doc, err = build(params, vals, results)
+	}
 	if err != nil {
 		return err
 	}
 	post.apply(doc)
-	if stopErr != nil {
+	last := reps[len(reps)-1]
+	switch {
+	case stopErr != nil && f.repeat > 1:
+		doc.Partial = true
+		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped in run %d of %d, after %d of its %d %s: %s", len(reps), f.repeat, len(last), len(vals), what, oneLine(stopErr.Error())))
+	case stopErr != nil:
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d %s: %s", len(results), len(vals), what, oneLine(stopErr.Error())))
 	}
@@ -350,4 +395,26 @@ func (p *postLoad) apply(doc *report.Result) {
 	case p.errMsg != "":
 		doc.Notes = append(doc.Notes, "secondary index build failed: "+p.errMsg)
 	}
+}
+
+// sweepLine summarises one run of a closed-loop sweep in a line (printed
+// after each repeat): each step's requests/s (thread counts) or MB/min
+// loaded (batch sizes).
+func sweepLine(vals []int, rs []*runner.Result, threads bool) string {
+	parts := make([]string, 0, len(rs))
+	for i, r := range rs {
+		tot, sec := r.Total.Total(), r.Elapsed.Seconds()
+		v := math.NaN()
+		if sec > 0 {
+			v = float64(tot.Requests) / sec
+			if !threads {
+				v = float64(tot.Bytes) / (1 << 20) / sec * 60
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d→%.1f", vals[i], v))
+	}
+	if threads {
+		return "req/s by thread count: " + strings.Join(parts, ", ")
+	}
+	return "MB/min by batch size: " + strings.Join(parts, ", ")
 }

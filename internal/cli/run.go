@@ -140,6 +140,7 @@ confidence interval, in one result.`
   ceiling run %[1]s --rates 10:1000:x2 --step 10s --arrival poisson
   ceiling run %[1]s --ops 10000 --repeat 3           # UT1..UT3 with mean and spread
   ceiling run %[1]s --threads-ramp 1:32:x2 --step 20s  # closed loop at 1, 2, 4 … 32 threads
+  ceiling run %[1]s --threads-ramp 4,8,16 --repeat 3   # is 16 really better than 8?
   ceiling run %[1]s --db postgres://localhost/db --probe-dir /var/lib/postgresql  # probe the WAL's disk
   ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results
   ceiling run %[1]s --emulate azure-2014-s1             # SQLite held to a tier's log rate
@@ -162,7 +163,8 @@ request as soon as the previous one returns. --threads-ramp runs one such
 closed-loop step per thread count, one after the other on the same data,
 and prints requests/s by thread count, the scaling against the first
 step and each step's verdict (where adding workers stops paying, and
-why). --rate R runs an open loop
+why); with --repeat the whole ramp runs that many times, and the best
+count is checked against the run-to-run spread. --rate R runs an open loop
 instead: R requests/s in total are scheduled whatever the completions,
 latency is measured from each request's scheduled start, and a request that
 cannot start within --late-after is skipped and counted late. --rates runs a

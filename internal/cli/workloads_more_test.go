@@ -66,6 +66,18 @@ type fullResult struct {
 // runFull runs the CLI with args (plus --out) and decodes its one result.
 func runFull(t *testing.T, args ...string) (fullResult, string) {
 	t.Helper()
+	var r fullResult
+	stdout := runInto(t, &r, args...)
+	if r.Summary.Errors != 0 {
+		t.Fatalf("%v: %d errors\n%s", args, r.Summary.Errors, stdout)
+	}
+	return r, stdout
+}
+
+// runInto runs the CLI with args (plus --out and --no-probe), decodes its
+// one result into v and returns the console output.
+func runInto(t *testing.T, v any, args ...string) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runCLI(t, context.Background(), append(args, "--out", out, "--no-probe")...)
 	if code != 0 {
@@ -76,14 +88,10 @@ func runFull(t *testing.T, args ...string) (fullResult, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r fullResult
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}
-	if r.Summary.Errors != 0 {
-		t.Fatalf("%v: %d errors\n%s", args, r.Summary.Errors, stdout)
-	}
-	return r, stdout
+	return stdout
 }
 
 // withConn opens dsn through ceiling's own target and calls fn with one

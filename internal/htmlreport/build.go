@@ -990,7 +990,7 @@ func geometric(steps []report.Step) bool {
 // batchTable is the table of a bulk-load batch-size ramp: closed-loop
 // steps, so no requested rate or lateness.
 func batchTable(steps []report.Step) *Table {
-	t := &Table{Caption: "One closed-loop run per batch size (one request = one batch; log/data = log bytes written per data byte loaded)",
+	t := &Table{Caption: "One closed-loop run per batch size (one request = one batch; log/data = log bytes written per data byte loaded)" + repeatedNote(steps, "MB/min"),
 		Head:  []string{"step", "batch (rows/request)", "req/s", "rows/s", "MB/min", "log MB/s", "log/data", "p50 ms", "p95 ms", "p99 ms", "failed", "verdict"},
 		Align: "rrrrrrrrrrrl"}
 	for i, s := range steps {
@@ -999,7 +999,7 @@ func batchTable(steps []report.Step) *Table {
 		if s.Verdict != nil {
 			bn = s.Verdict.Bottleneck
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Batch), opt(s.AchievedPerSec), opt(s.RowsPerSec), opt(s.MBPerMin),
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Batch), opt(s.AchievedPerSec), opt(s.RowsPerSec), withSD(opt(s.MBPerMin), s.RepeatStats["mb_per_min"]),
 			opt(s.LogMBPerSec), opt(s.LogBytesPerDataByte), lat[0], lat[2], lat[3], strconv.FormatInt(s.Failed, 10), bn})
 	}
 	return t
@@ -1008,7 +1008,7 @@ func batchTable(steps []report.Step) *Table {
 // threadsTable is the table of a thread-count ramp: closed-loop steps,
 // each with its requests/s against the first step's.
 func threadsTable(steps []report.Step) *Table {
-	t := &Table{Caption: "One closed-loop run per thread count (scale = req/s ÷ the first step's; per thread = scale ÷ the threads' ratio, 100% = linear; CPU µs = the server's per request)",
+	t := &Table{Caption: "One closed-loop run per thread count (scale = req/s ÷ the first step's; per thread = scale ÷ the threads' ratio, 100% = linear; CPU µs = the server's per request)" + repeatedNote(steps, "req/s"),
 		Head:  []string{"step", "threads", "req/s", "scale", "per thread", "rows/s", "MB/min", "log MB/s", "p50 ms", "p95 ms", "p99 ms", "CPU µs", "failed", "verdict"},
 		Align: "rrrrrrrrrrrrrl"}
 	nopm := report.StepsHaveNOPM(steps) // TPC-C: new orders per minute by thread count, HammerDB's curve
@@ -1026,7 +1026,7 @@ func threadsTable(steps []report.Step) *Table {
 				bn += " (nearest: " + near + ")"
 			}
 		}
-		row := []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Threads), opt(s.AchievedPerSec), scale, per}
+		row := []string{strconv.Itoa(i + 1), strconv.Itoa(*s.Threads), withSD(opt(s.AchievedPerSec), s.RepeatStats["achieved_per_sec"]), scale, per}
 		if nopm {
 			row = append(row, report.StepNOPM(s))
 		}
@@ -1054,21 +1054,32 @@ func runStepsTable(r *report.Result) *Table {
 	if n == 0 {
 		return nil
 	}
-	t := &Table{Caption: "Achieved req/s per step and run (* = saturated), then the mean and standard deviation over the complete runs", Head: []string{"requested req/s"}}
+	// A rate ramp's steps by requested rate; a closed-loop sweep's by
+	// its thread count or batch size (a batch step by MB/min loaded).
+	caption, head := "Achieved req/s per step and run (* = saturated), then the mean and standard deviation over the complete runs", "requested req/s"
+	key, label := "achieved_per_sec", func(s report.RunStep) string { return rate(s.Rate) }
+	get := func(s report.RunStep) *float64 { return s.AchievedPerSec }
+	switch {
+	case isThreads(r.Steps):
+		caption, head = "Requests/s per thread count and run, then the mean and standard deviation over the complete runs", "threads"
+		label = func(s report.RunStep) string { return optInt(s.Threads) }
+	case isBatch(r.Steps):
+		caption, head, key = "MB/min loaded per batch size and run, then the mean and standard deviation over the complete runs", "batch (rows)", "mb_per_min"
+		label = func(s report.RunStep) string { return optInt(s.Batch) }
+		get = func(s report.RunStep) *float64 { return s.MBPerMin }
+	}
+	t := &Table{Caption: caption, Head: []string{head}}
 	for _, run := range r.Runs {
 		t.Head = append(t.Head, fmt.Sprintf("run %d", run.Run))
 	}
 	t.Head = append(t.Head, "mean", "stddev")
 	for i := 0; i < n; i++ {
 		row := []string{"n/a"}
-		if i < len(r.Steps) {
-			row[0] = rate(r.Steps[i].Rate)
-		}
 		for _, run := range r.Runs {
 			c := "n/a"
 			if i < len(run.Steps) {
-				row[0] = rate(run.Steps[i].Rate)
-				c = opt(run.Steps[i].AchievedPerSec)
+				row[0] = label(run.Steps[i])
+				c = opt(get(run.Steps[i]))
 				if run.Steps[i].Saturated {
 					c += "*"
 				}
@@ -1077,12 +1088,31 @@ func runStepsTable(r *report.Result) *Table {
 		}
 		var st *report.Stat
 		if i < len(r.Steps) {
-			st = r.Steps[i].RepeatStats["achieved_per_sec"]
+			st = r.Steps[i].RepeatStats[key]
 		}
 		cells := statCells(st)
 		t.Rows = append(t.Rows, append(row, cells[0], cells[1]))
 	}
 	return t
+}
+
+// repeatedNote tells a repeated sweep's steps table that its rows merge
+// the runs and what carries their spread; "" when run once.
+func repeatedNote(steps []report.Step, what string) string {
+	for _, s := range steps {
+		if len(s.RepeatStats) > 0 {
+			return "; the runs (--repeat) merged, " + what + " ± one standard deviation over them"
+		}
+	}
+	return ""
+}
+
+// optInt is *v in digits, "n/a" when nil.
+func optInt(v *int) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.Itoa(*v)
 }
 
 // glance is the verdict and the headline figures in one line.

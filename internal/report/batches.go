@@ -33,6 +33,62 @@ func BuildThreads(p Params, threads []int, runs []*runner.Result) (*Result, erro
 	return buildSweep(p, sweepThreads, threads, runs)
 }
 
+// BuildBatchesRepeat and BuildThreadsRepeat assemble a closed-loop sweep
+// run several times (--repeat): reps[k] is the k-th run's steps, as
+// BuildBatches' and BuildThreads' runs (a run stopped early has fewer).
+// Step i merges step i of every run (counters summed, histograms merged
+// exactly) and carries the spread of its rate over the complete runs;
+// runs[] holds each run's summary and steps, as a repeated ramp's does.
+func BuildBatchesRepeat(p Params, batches []int, reps [][]*runner.Result) (*Result, error) {
+	return buildSweepRepeat(p, sweepBatch, batches, reps)
+}
+
+// BuildThreadsRepeat: see BuildBatchesRepeat.
+func BuildThreadsRepeat(p Params, threads []int, reps [][]*runner.Result) (*Result, error) {
+	return buildSweepRepeat(p, sweepThreads, threads, reps)
+}
+
+func buildSweepRepeat(p Params, kind sweepKind, vals []int, reps [][]*runner.Result) (*Result, error) {
+	var kept [][]*runner.Result
+	for _, r := range reps {
+		if len(r) > 0 {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("closed-loop ramp: no step ran")
+	}
+	docs := make([]*Result, len(kept))
+	for k, r := range kept {
+		d, err := buildSweep(p, kind, vals, r)
+		if err != nil {
+			return nil, err
+		}
+		if len(r) < len(vals) {
+			d.Partial = true // stopped before its last step
+		}
+		docs[k] = d
+	}
+	// Step i of every run that reached it, merged.
+	var steps []*runner.Result
+	for i := range kept[0] {
+		var same []*runner.Result
+		for _, r := range kept {
+			if i < len(r) {
+				same = append(same, r[i])
+			}
+		}
+		steps = append(steps, combine(same, false))
+	}
+	res, err := buildSweep(p, kind, vals, steps)
+	if err != nil {
+		return nil, err
+	}
+	addRuns(res, docs)
+	setRepeatStats(res)
+	return res, nil
+}
+
 // A closed-loop sweep varies one thing from step to step.
 type sweepKind int
 
@@ -299,7 +355,33 @@ func ThreadsSummary(steps []Step) string {
 		e := steps[enough]
 		out += fmt.Sprintf("; 90%% of it from %s (%s)", diagnose.Threads(*e.Threads), diagnose.Thousands(math.Round(*e.AchievedPerSec)))
 	}
-	return out
+	return out + peakSpread(steps, best)
+}
+
+// peakSpread says, for a thread ramp run several times (--repeat), whether
+// its best count's rate stood out from the others' beyond the run-to-run
+// spread: the counts whose 95% interval of requests/s over the runs reaches
+// the best's are as likely to be the best. "" without intervals.
+func peakSpread(steps []Step, best int) string {
+	st := steps[best].RepeatStats["achieved_per_sec"]
+	if st == nil || st.CI95Low == nil {
+		return ""
+	}
+	var near []string
+	for i, s := range steps {
+		if o := s.RepeatStats["achieved_per_sec"]; i != best && s.Threads != nil && o != nil && o.CI95High != nil && *o.CI95High >= *st.CI95Low {
+			near = append(near, strconv.Itoa(*s.Threads))
+		}
+	}
+	if len(near) == 0 {
+		return fmt.Sprintf(" (over %d runs, beyond every other count's 95%% interval)", st.N)
+	}
+	counts := strings.Join(near, ", ") + " threads"
+	if len(near) == 1 && near[0] == "1" {
+		counts = "1 thread"
+	}
+	return fmt.Sprintf(" (over %d runs, within the run-to-run spread of %s: their 95%% intervals reach its own, so the best count is not told apart)",
+		st.N, counts)
 }
 
 // StepsHaveNOPM says whether any step counted TPC-C's new orders.

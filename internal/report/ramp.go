@@ -258,12 +258,19 @@ func printRepeats(w io.Writer, r *Result) {
 			break // one rate: its achieved rate is req/s above
 		}
 		vals := make([]*float64, len(r.Runs))
+		label, key, get := fmt.Sprintf("achieved @ %s/s", fmtRate(st.Rate)), "achieved_per_sec", func(s RunStep) *float64 { return s.AchievedPerSec }
+		switch {
+		case st.Threads != nil:
+			label = "req/s @ " + diagnose.Threads(*st.Threads)
+		case st.Batch != nil:
+			label, key, get = fmt.Sprintf("MB/min @ %d-row batch", *st.Batch), "mb_per_min", func(s RunStep) *float64 { return s.MBPerMin }
+		}
 		for j, run := range r.Runs {
 			if i < len(run.Steps) {
-				vals[j] = run.Steps[i].AchievedPerSec
+				vals[j] = get(run.Steps[i])
 			}
 		}
-		row(fmt.Sprintf("achieved @ %s/s", fmtRate(st.Rate)), "%.1f", vals, st.RepeatStats["achieved_per_sec"])
+		row(label, "%.1f", vals, st.RepeatStats[key])
 	}
 	for _, run := range r.Runs {
 		if run.Partial {

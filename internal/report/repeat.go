@@ -37,7 +37,12 @@ type RunSummary struct {
 
 // RunStep is one step of one repeat.
 type RunStep struct {
-	Rate           float64  `json:"rate"`
+	Rate float64 `json:"rate"`
+	// Threads and Batch are a closed-loop sweep's step (--threads-ramp,
+	// --batches), as in steps[]; absent for rate steps.
+	Threads        *int     `json:"threads,omitempty"`
+	Batch          *int     `json:"batch,omitempty"`
+	MBPerMin       *float64 `json:"mb_per_min,omitempty"` // batch steps
 	AchievedPerSec *float64 `json:"achieved_per_sec"`
 	LatePct        *float64 `json:"late_pct"`
 	P99Ms          *float64 `json:"p99_ms"`
@@ -65,7 +70,11 @@ func summaryOf(n int, d *Result) RunSummary {
 		}
 	}
 	for _, st := range d.Steps {
-		rs.Steps = append(rs.Steps, RunStep{Rate: st.Rate, AchievedPerSec: st.AchievedPerSec, LatePct: st.LatePct, P99Ms: P99(st.LatencyMs), Saturated: st.Saturated})
+		one := RunStep{Rate: st.Rate, Threads: st.Threads, Batch: st.Batch, AchievedPerSec: st.AchievedPerSec, LatePct: st.LatePct, P99Ms: P99(st.LatencyMs), Saturated: st.Saturated}
+		if st.Batch != nil {
+			one.MBPerMin = st.MBPerMin
+		}
+		rs.Steps = append(rs.Steps, one)
 	}
 	return rs
 }
@@ -155,19 +164,13 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Load.Repeat = len(kept)
-	res.Intervals = nil
+	addRuns(res, docs)
 	for i, d := range docs {
 		n := i + 1
-		for _, pt := range d.Intervals {
-			pt.Run = &n
-			res.Intervals = append(res.Intervals, pt)
-		}
 		for _, st := range d.Summary.Stalls {
 			st.Run = &n
 			res.Summary.Stalls = append(res.Summary.Stalls, st)
 		}
-		res.Runs = append(res.Runs, summaryOf(n, d))
 	}
 	if in := res.Summary.InFlightAtEnd; len(res.Summary.Stalls) > 0 || in.Requests > 0 || in.Reconnecting > 0 {
 		// The merged result has no intervals of its own: its stalls are
@@ -178,6 +181,30 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 		applyStalls(res, p.Load.Grace)
 		addAdvice(res, p)
 	}
+	setRepeatStats(res)
+	return res, nil
+}
+
+// addRuns makes res the merge of the runs docs: their intervals, each
+// with its run number (1-based), replace res's, and runs[] lists their
+// summaries.
+func addRuns(res *Result, docs []*Result) {
+	res.Load.Repeat = len(docs)
+	res.Intervals = nil
+	for i, d := range docs {
+		n := i + 1
+		for _, pt := range d.Intervals {
+			pt.Run = &n
+			res.Intervals = append(res.Intervals, pt)
+		}
+		res.Runs = append(res.Runs, summaryOf(n, d))
+	}
+}
+
+// setRepeatStats sets res's repeat_stats, and each step's, from res.Runs:
+// the mean, spread and 95% confidence interval over the complete runs (a
+// partial run is listed but left out).
+func setRepeatStats(res *Result) {
 	var complete []RunSummary
 	for _, r := range res.Runs {
 		if !r.Partial {
@@ -201,6 +228,7 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 				stats["achieved_per_sec"] = append(stats["achieved_per_sec"], r.Steps[i].AchievedPerSec)
 				stats["late_pct"] = append(stats["late_pct"], r.Steps[i].LatePct)
 				stats["p99_ms"] = append(stats["p99_ms"], r.Steps[i].P99Ms)
+				stats["mb_per_min"] = append(stats["mb_per_min"], r.Steps[i].MBPerMin)
 			}
 		}
 		res.Steps[i].RepeatStats = map[string]*Stat{}
@@ -210,7 +238,6 @@ func BuildRepeat(p Params, runs []*runner.Result) (*Result, error) {
 			}
 		}
 	}
-	return res, nil
 }
 
 // combine merges several runs of one workload into one runner.Result: the
@@ -309,6 +336,7 @@ func mergeStep(s *runner.StepResult, o runner.StepResult) {
 		s.ClientCPUSeconds = -1
 	}
 	s.SchedLag = worst(s.SchedLag, o.SchedLag)
+	s.SchedLagSlow += o.SchedLagSlow
 	s.StartLag = worst(s.StartLag, o.StartLag)
 	s.Service = worst(s.Service, o.Service)
 	s.MaxBacklog = max(s.MaxBacklog, o.MaxBacklog)
