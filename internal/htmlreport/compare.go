@@ -720,12 +720,57 @@ func (c *Comparison) StepTable() [][]string {
 				add(i, s, false)
 				continue
 			}
-			row = append(row, optText(s.AchievedPerSec), ratio(bs.AchievedPerSec, s.AchievedPerSec), fixedMs(p99(s)), ratio(p99(bs), p99(s)))
+			row = append(row, optText(s.AchievedPerSec), ratio(bs.AchievedPerSec, s.AchievedPerSec)+stepSpread(bs, s, "achieved_per_sec", 1),
+				fixedMs(p99(s)), ratio(p99(bs), p99(s))+stepSpread(bs, s, "p99_ms", -1))
 			add(i, s, true)
 		}
 		rows = append(rows, append(row, strings.Join(verdicts, ", ")))
 	}
 	return rows
+}
+
+// stepSpread tells whether step b's figure key (steps[].repeat_stats)
+// differs from baseline step a's beyond the run-to-run spread, as the
+// headline rows do: " (within)", " (beyond, better)" or " (beyond,
+// worse)" by higher (+1: higher is better, -1: lower); "" when neither
+// step was repeated.
+func stepSpread(a, b report.Step, key string, higher int) string {
+	sa, sb := a.RepeatStats[key], b.RepeatStats[key]
+	if sa == nil && sb == nil {
+		return ""
+	}
+	va, vb := stepValue(a, key, sa), stepValue(b, key, sb)
+	if va == nil || vb == nil {
+		return ""
+	}
+	sp, _ := spreadTest(*va, *vb, sa, sb)
+	switch {
+	case sp == "":
+		return ""
+	case sp == Beyond && *vb != *va:
+		if (*vb > *va) == (higher > 0) {
+			return " (beyond, better)"
+		}
+		return " (beyond, worse)"
+	}
+	return " (" + sp + ")"
+}
+
+// stepValue is a step's figure for the spread test: the mean over its
+// runs when repeated, else the step's own value.
+func stepValue(s report.Step, key string, st *report.Stat) *float64 {
+	if st != nil {
+		return f64(st.Mean)
+	}
+	switch key {
+	case "achieved_per_sec":
+		return s.AchievedPerSec
+	case "p99_ms":
+		if s.LatencyMs != nil {
+			return f64(s.LatencyMs.P99)
+		}
+	}
+	return nil
 }
 
 // optText prints a rate with thousands separators, "n/a" without one.

@@ -754,6 +754,24 @@ func TestCompareSteps(t *testing.T) {
 	if st := Compare(load(t, fxRamp, fxRamp)).StepTable(); len(st) < 3 || !strings.HasSuffix(st[1][0], "/s") || st[1][4] != "=" {
 		t.Errorf("ramp vs itself: %q, want rate rows, unchanged", st)
 	}
+	// Repeated ramps: each step's change against the run-to-run spread
+	// of its req/s (3 runs each: 1,000 ± 10 against 1,500 ± 10 is beyond;
+	// against 1,005 ± 10 within); p99 not repeated, so not judged.
+	rep := load(t, fxThreads, fxThreads)
+	for k, mean := range []float64{1000, 1500} {
+		for i := range rep[k].Result.Steps {
+			m := mean + 5*float64(i)
+			sd := 10.0
+			if i == 1 {
+				m = 1000 + 5*float64(k)
+			}
+			rep[k].Result.Steps[i].RepeatStats = map[string]*report.Stat{"achieved_per_sec": {Mean: m, StdDev: &sd, N: 3}}
+		}
+	}
+	st = Compare(rep).StepTable()
+	if !strings.HasSuffix(st[1][4], " (beyond, better)") || !strings.HasSuffix(st[2][4], " (within)") || strings.Contains(st[1][6], "(") {
+		t.Errorf("repeated steps %q: want 1 thread beyond, better, 2 threads within, p99 unjudged", st)
+	}
 	for _, pair := range [][]string{{fxFull, fxRelaxed}, {fxThreads, fxRamp}, {fxKnee, fxKnee}} {
 		if st := Compare(load(t, pair...)).StepTable(); st != nil {
 			t.Errorf("%v: step table %q, want none", pair, st)
