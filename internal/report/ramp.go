@@ -271,6 +271,16 @@ func printRepeats(w io.Writer, r *Result) {
 			}
 		}
 		row(label, "%.1f", vals, st.RepeatStats[key])
+		if ns := st.RepeatStats["nopm"]; ns != nil && st.Threads != nil {
+			// TPC-C: the new orders per minute, HammerDB's figure.
+			nopm := make([]*float64, len(r.Runs))
+			for j, run := range r.Runs {
+				if i < len(run.Steps) {
+					nopm[j] = run.Steps[i].NOPM
+				}
+			}
+			row("NOPM @ "+diagnose.Threads(*st.Threads), "%.0f", nopm, ns)
+		}
 	}
 	for _, run := range r.Runs {
 		if run.Partial {

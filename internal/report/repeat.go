@@ -43,6 +43,7 @@ type RunStep struct {
 	Threads        *int     `json:"threads,omitempty"`
 	Batch          *int     `json:"batch,omitempty"`
 	MBPerMin       *float64 `json:"mb_per_min,omitempty"` // batch steps
+	NOPM           *float64 `json:"nopm,omitempty"`       // tpcc: the step's new orders per minute
 	AchievedPerSec *float64 `json:"achieved_per_sec"`
 	LatePct        *float64 `json:"late_pct"`
 	P99Ms          *float64 `json:"p99_ms"`
@@ -73,6 +74,9 @@ func summaryOf(n int, d *Result) RunSummary {
 		one := RunStep{Rate: st.Rate, Threads: st.Threads, Batch: st.Batch, AchievedPerSec: st.AchievedPerSec, LatePct: st.LatePct, P99Ms: P99(st.LatencyMs), Saturated: st.Saturated}
 		if st.Batch != nil {
 			one.MBPerMin = st.MBPerMin
+		}
+		if v, ok := st.Figures["nopm"]; ok {
+			one.NOPM = f64(v)
 		}
 		rs.Steps = append(rs.Steps, one)
 	}
@@ -229,6 +233,7 @@ func setRepeatStats(res *Result) {
 				stats["late_pct"] = append(stats["late_pct"], r.Steps[i].LatePct)
 				stats["p99_ms"] = append(stats["p99_ms"], r.Steps[i].P99Ms)
 				stats["mb_per_min"] = append(stats["mb_per_min"], r.Steps[i].MBPerMin)
+				stats["nopm"] = append(stats["nopm"], r.Steps[i].NOPM)
 			}
 		}
 		res.Steps[i].RepeatStats = map[string]*Stat{}

@@ -618,3 +618,31 @@ func TestRepeatStatsCosts(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepRepeatNOPM: a repeated TPC-C thread ramp keeps each run's
+// NOPM per thread count (runs[].steps[].nopm, from the step's figures),
+// its spread (steps[].repeat_stats.nopm) and a repeats-table row.
+func TestSweepRepeatNOPM(t *testing.T) {
+	one, two := 1, 2
+	docs := []*Result{{}, {}}
+	for k, d := range docs {
+		for i, th := range []*int{&one, &two} {
+			d.Steps = append(d.Steps, Step{Index: i, Threads: th, AchievedPerSec: f64(1000 * float64(i+1)),
+				Figures: map[string]float64{"nopm": 30000*float64(i+1) + 1000*float64(k)}})
+		}
+	}
+	res := &Result{Steps: []Step{{Index: 0, Threads: &one}, {Index: 1, Threads: &two}}}
+	addRuns(res, docs)
+	setRepeatStats(res)
+	if n := res.Runs[1].Steps[1].NOPM; n == nil || *n != 61000 || *res.Runs[0].Steps[0].Threads != 1 {
+		t.Fatalf("run 2, 2 threads: NOPM %v, steps %+v", n, res.Runs[1].Steps)
+	}
+	if st := res.Steps[1].RepeatStats["nopm"]; st == nil || st.N != 2 || st.Mean != 60500 {
+		t.Fatalf("2 threads: nopm stats %+v, want the mean of 60,000 and 61,000", st)
+	}
+	var buf bytes.Buffer
+	printRepeats(&buf, res)
+	if out := buf.String(); !strings.Contains(out, "NOPM @ 2 threads") || !strings.Contains(out, "req/s @ 1 thread ") {
+		t.Fatalf("repeats table:\n%s", out)
+	}
+}
