@@ -219,9 +219,11 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 	}
 
 	var (
-		reps    [][]*runner.Result // each run's steps
-		stopErr error
-		stopped bool
+		reps     [][]*runner.Result // each run's steps
+		stopErr  error
+		stopped  bool
+		stopRun  int // the run the error stopped, and how many of its steps it measured
+		stopDone int
 	)
 	// Held while measuring only: the data is loaded at full speed, and
 	// the index build after the steps runs without them. Released on
@@ -238,7 +240,7 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 			// loaded by prepare, as the run before left it), like a
 			// repeated run's.
 			if err := e.prepareWorkload(ctx, t, name, w); err != nil {
-				stopErr = err
+				stopErr, stopRun = err, k
 				break
 			}
 		}
@@ -261,7 +263,7 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 				if len(results) == 0 && len(reps) == 0 {
 					return err
 				}
-				stopErr, stopped = err, true
+				stopErr, stopped, stopRun, stopDone = err, true, k, len(results)
 				break
 			}
 			results = append(results, res)
@@ -312,11 +314,10 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 		return err
 	}
 	post.apply(doc)
-	last := reps[len(reps)-1]
 	switch {
 	case stopErr != nil && f.repeat > 1:
 		doc.Partial = true
-		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped in run %d of %d, after %d of its %d %s: %s", len(reps), f.repeat, len(last), len(vals), what, oneLine(stopErr.Error())))
+		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped in run %d of %d, after %d of its %d %s: %s", stopRun, f.repeat, stopDone, len(vals), what, oneLine(stopErr.Error())))
 	case stopErr != nil:
 		doc.Partial = true
 		doc.Notes = append(doc.Notes, fmt.Sprintf("stopped after %d of %d %s: %s", len(results), len(vals), what, oneLine(stopErr.Error())))
