@@ -1828,7 +1828,14 @@ func ContentionRule(f Figures) Candidate {
 		return c
 	}
 	where, hottest := lockTablesText(f.LockTables)
-	if hottest != "" {
+	routine := strings.HasSuffix(hottest, "()")
+	switch {
+	case routine:
+		// A routine's call waited (TPC-C --procedures on PostgreSQL:
+		// SELECT * FROM ceiling_tpcc_delivery(…)): the sample shows
+		// the call, not the table its statement waited on.
+		c.Why += fmt.Sprintf(", most in calls of the routine %s (%.0f%% of those seen; which of its tables, the sample does not show)", hottest, 100*f.LockTables[0].Share)
+	case hottest != "":
 		// Also on the runner-up line, when another rule wins.
 		c.Why += fmt.Sprintf(", most on %s (%.0f%% of those seen)", hottest, 100*f.LockTables[0].Share)
 	}
@@ -1885,7 +1892,10 @@ func ContentionRule(f Figures) Candidate {
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: "--durability relaxed, which releases the locks without waiting for the flush, to measure how much of the lock waits were the holders' flushes (gain not predicted)"})
 	}
 	hot := "fewer concurrent writers, or partition the hot rows/tables"
-	if hottest != "" && f.LockTables[0].Share >= 0.5 {
+	switch {
+	case routine && f.LockTables[0].Share >= 0.5:
+		hot = fmt.Sprintf("fewer concurrent writers, or spread the hot rows that %s's statements change (%.0f%% of the lock waits seen) over more rows or partitions", hottest, 100*f.LockTables[0].Share)
+	case hottest != "" && f.LockTables[0].Share >= 0.5:
 		hot = fmt.Sprintf("fewer concurrent writers, or spread the hot rows of %s (%.0f%% of the lock waits seen) over more rows or partitions", hottest, 100*f.LockTables[0].Share)
 	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: hot})

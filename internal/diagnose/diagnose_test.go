@@ -208,6 +208,16 @@ func TestContentionNamesHotTable(t *testing.T) {
 		t.Errorf("suggestions %+v: want the hot table's rows spread", c.Suggestions)
 	}
 
+	// TPC-C --procedures on PostgreSQL: the waiting statement is the
+	// routine's call, not a table whose rows could be spread.
+	f.LockTables = []TableShare{{"pg_temp.ceiling_tpcc_delivery()", 1}}
+	c = ContentionRule(f)
+	if !strings.Contains(c.Why, "most in calls of the routine pg_temp.ceiling_tpcc_delivery() (100% of those seen; which of its tables, the sample does not show)") ||
+		strings.Contains(c.Suggestions[len(c.Suggestions)-1].Action, "hot rows of pg_temp") ||
+		!strings.Contains(c.Suggestions[len(c.Suggestions)-1].Action, "spread the hot rows that pg_temp.ceiling_tpcc_delivery()'s statements change") {
+		t.Errorf("a routine: why %q, suggestions %+v", c.Why, c.Suggestions)
+	}
+
 	f.LockTables = []TableShare{{"ceiling.a", 0.4}, {"ceiling.b", 0.35}, {"ceiling.c", 0.15}, {"ceiling.d", 0.1}}
 	c = ContentionRule(f)
 	if ev := strings.Join(c.Evidence, "\n"); !strings.Contains(ev, "ceiling.a 40%, ceiling.b 35%, ceiling.c 15% and ceiling.d 10%") {
