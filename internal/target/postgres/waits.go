@@ -41,12 +41,25 @@ var WaitSampleInterval = 50 * time.Millisecond
 // A session waiting for a lock (a heavyweight lock, a buffer pin, a
 // buffer's content lock) also gives its statement, whose table the wait is
 // attributed to (target.StatementTable): a row lock is mostly a wait on
-// another transaction's id, for which pg_locks names no table.
-const waitQuery = `SELECT wait_event_type, wait_event, state,
-	  CASE WHEN wait_event_type IN ('Lock', 'BufferPin') OR wait_event = 'BufferContent' THEN query END
-	FROM pg_catalog.pg_stat_activity
-	WHERE datid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
-	  AND application_name = $1`
+// another transaction's id, which names no table. Where the statement names
+// none (a routine's call: TPC-C --procedures, SELECT f(…)), a heavyweight
+// lock wait gives the table of the lock the session waits for, or of the
+// tuple lock it holds while it waits for the row's transaction (the fifth
+// column, from pg_locks: read at most once a round, only when a session
+// waits for a lock, as a CTE is evaluated when first read).
+const waitQuery = `WITH tl AS MATERIALIZED (
+	  SELECT l.pid, l.granted, n.nspname || '.' || c.relname AS rel
+	  FROM pg_catalog.pg_locks l
+	  JOIN pg_catalog.pg_class c ON c.oid = l.relation
+	  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+	  WHERE l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+	    AND (l.locktype = 'tuple' OR NOT l.granted))
+	SELECT a.wait_event_type, a.wait_event, a.state,
+	  CASE WHEN a.wait_event_type IN ('Lock', 'BufferPin') OR a.wait_event = 'BufferContent' THEN a.query END,
+	  CASE WHEN a.wait_event_type = 'Lock' THEN (SELECT tl.rel FROM tl WHERE tl.pid = a.pid ORDER BY tl.granted LIMIT 1) END
+	FROM pg_catalog.pg_stat_activity a
+	WHERE a.datid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+	  AND a.application_name = $1`
 
 // Wait categories, in the order of waitCtrs.
 const (
@@ -271,7 +284,7 @@ func (w *waitSampler) run(t *pgTarget) {
 	}
 	backoff := 50 * time.Millisecond
 	var last time.Time // start of the previous successful round
-	var et, ev, st, q *string
+	var et, ev, st, q, rel *string
 	tables := map[string]int{} // this round's lock waits per table
 	events := map[string]int{} // this round's sessions per wait event
 	// hold serves a pause: it ends the session (its backend publishes
@@ -327,12 +340,12 @@ func (w *waitSampler) run(t *pgTarget) {
 		clear(tables)
 		clear(events)
 		if err == nil {
-			_, err = pgx.ForEachRow(rows, []any{&et, &ev, &st, &q}, func() error {
+			_, err = pgx.ForEachRow(rows, []any{&et, &ev, &st, &q, &rel}, func() error {
 				cat := waitCategory(deref(et), deref(ev), deref(st))
 				cats[cat]++
 				events[waitEvent(deref(et), deref(ev), deref(st))]++
-				if cat == catLock && q != nil {
-					if tb := target.StatementTable(*q); tb != "" {
+				if cat == catLock {
+					if tb := lockTable(deref(q), deref(rel)); tb != "" {
 						tables[tb]++
 					}
 				}
@@ -381,6 +394,17 @@ func (w *waitSampler) run(t *pgTarget) {
 			return
 		}
 	}
+}
+
+// lockTable is the table a lock wait is attributed to: its statement's
+// (target.StatementTable), or where that names none or a routine's call,
+// the table of the lock from pg_locks (rel, "" when none was found).
+func lockTable(query, rel string) string {
+	tb := target.StatementTable(query)
+	if (tb == "" || strings.HasSuffix(tb, "()")) && rel != "" {
+		return rel
+	}
+	return tb
 }
 
 func deref(s *string) string {

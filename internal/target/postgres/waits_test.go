@@ -233,9 +233,54 @@ func TestLockWaitTables(t *testing.T) {
 	if math.Abs(events-cats) > 1 {
 		t.Errorf("wait events sum to %.0f ms, the categories to %.0f ms", events, cats)
 	}
+
+	// A routine's call names no table (TPC-C --procedures): the wait
+	// goes to the table of the tuple lock the session holds while it
+	// waits for the row's transaction, from pg_locks.
+	mustExec(t, a, "CREATE FUNCTION pg_temp.bump(d bigint) RETURNS void LANGUAGE sql AS 'UPDATE ceiling.hot SET v = v + d WHERE id = 1'")
+	mustExec(t, b, "CREATE FUNCTION pg_temp.bump(d bigint) RETURNS void LANGUAGE sql AS 'UPDATE ceiling.hot SET v = v + d WHERE id = 1'")
+	before = after
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "SELECT pg_temp.bump(1)")
+	start = time.Now()
+	go func() {
+		_, err := b.Exec(ctx, "SELECT pg_temp.bump($1)", 2)
+		done <- err
+	}()
+	time.Sleep(600 * time.Millisecond)
+	mustExec(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waited = time.Since(start)
+	if after, err = s.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hot = after.Counters[target.CtrLockTablePrefix+"ceiling.hot"] - before.Counters[target.CtrLockTablePrefix+"ceiling.hot"]
+	call := after.Counters[target.CtrLockTablePrefix+"pg_temp.bump()"]
+	t.Logf("routine call's lock waits: ceiling.hot %.0f ms, pg_temp.bump() %.0f ms, for a wait of %v", hot, call, waited.Round(time.Millisecond))
+	if hot < 300 || hot > float64(waited.Milliseconds())+300 || call > 100 {
+		t.Errorf("a routine's wait of %v: %.0f ms on ceiling.hot, %.0f ms on the call; want it on the table", waited, hot, call)
+	}
 	for _, name := range []string{"hot", "cold"} {
 		if err := tg.Schema().DropTable(ctx, name); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestLockTable: a lock wait's table is its statement's, or, where that
+// names none or a routine's call, the lock's table from pg_locks.
+func TestLockTable(t *testing.T) {
+	for _, tc := range []struct{ q, rel, want string }{
+		{"UPDATE ceiling.hot SET v = 1 WHERE id = $1", "ceiling.other", "ceiling.hot"},
+		{"SELECT pg_temp.ceiling_tpcc_payment($1, $2)", "ceiling.warehouse", "ceiling.warehouse"},
+		{"SELECT * FROM pg_temp.ceiling_tpcc_delivery($1)", "ceiling.district", "ceiling.district"},
+		{"SELECT * FROM pg_temp.ceiling_tpcc_delivery($1)", "", "pg_temp.ceiling_tpcc_delivery()"},
+		{"COMMIT", "", ""},
+	} {
+		if got := lockTable(tc.q, tc.rel); got != tc.want {
+			t.Errorf("lockTable(%q, %q) = %q, want %q", tc.q, tc.rel, got, tc.want)
 		}
 	}
 }
