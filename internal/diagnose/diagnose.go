@@ -569,11 +569,38 @@ func headOfLineMany(v *Verdict, f Figures) {
 				fewer, f.Threads, Thousands(*f.Cores))})
 			return
 		}
+		// The rate needs about as many workers as it has, and the host
+		// has more sessions than it runs well: neither fewer nor more
+		// workers help (MariaDB single inserts at 11,497/s, 16 workers
+		// on 2 cores, slowest 27 ms: "more workers (-c 314)" before).
+		where := "more cores for the server"
+		if _, client, _, ok := hostSplit(f); ok && client > 0 {
+			where += fmt.Sprintf(", or ceiling on another host (it used %.0f%% of these cores)", 100*client)
+		}
+		inFlight := "about half as many requests in flight on average"
+		if f.ServiceMs != nil {
+			inFlight = fmt.Sprintf("%s requests in flight on average (%s/s × %s ms)", Thousands(math.Ceil(rate**f.ServiceMs/1000)), Thousands(rate), MsText(*f.ServiceMs))
+		}
+		v.Suggestions = append(v.Suggestions, Suggestion{Action: fmt.Sprintf(
+			"%s: this rate keeps %s, which fewer than these %d workers would leave too little room for, and more sessions on %s cores would stall longer (gain not predicted)",
+			where, inFlight, f.Threads, Thousands(*f.Cores))})
+		return
 	}
 	ride := int(math.Ceil(rate * q.ServiceMax / 1000))
+	more := max(2*f.Threads, ride)
+	if f.Cores != nil && *f.Cores > 0 {
+		if most := int(MinSessionsPerCore * *f.Cores); more > most {
+			// Beyond MinSessionsPerCore a core, more sessions stall
+			// longer (above): as many as the cores run well.
+			v.Suggestions = append(v.Suggestions, Suggestion{Action: fmt.Sprintf(
+				"more workers (-c %d, %d a core: more sessions on %s cores would stall together), to keep more free through a stall; riding out the slowest request (%s ms at %s/s) would take about %s (gain not predicted)",
+				most, MinSessionsPerCore, Thousands(*f.Cores), MsText(q.ServiceMax), Thousands(rate), WorkersText(ride))})
+			return
+		}
+	}
 	v.Suggestions = append(v.Suggestions, Suggestion{Action: fmt.Sprintf(
 		"more workers (-c %d), to keep one free through a stall as long as the slowest request (%s ms at %s/s: about %s) (gain not predicted)",
-		max(2*f.Threads, ride), MsText(q.ServiceMax), Thousands(rate), WorkersText(ride))})
+		more, MsText(q.ServiceMax), Thousands(rate), WorkersText(ride))})
 }
 
 // lockOrder is the suggestion for deadlocks.

@@ -1762,9 +1762,22 @@ func TestHeadOfLineMany(t *testing.T) {
 	if !has(v, "fewer workers (-c 4, twice the requests in flight on average and two per core): 32 sessions on 2 cores stall together") || has(v, "more workers") {
 		t.Errorf("32 workers on 2 cores: suggestions %+v, want fewer, not more", v.Suggestions)
 	}
-	f.Threads = 8 // 4 a core: more, enough to ride out the slowest
-	if v := Diagnose(f); !has(v, "more workers (-c 210), to keep one free through a stall as long as the slowest request (105 ms at 2,000/s: about 210 workers)") || has(v, "fewer") {
-		t.Errorf("8 workers on 2 cores: suggestions %+v, want more", v.Suggestions)
+	f.Threads = 8 // 4 a core: more, as many as ride out the slowest, up to 8 a core
+	if v := Diagnose(f); !has(v, "more workers (-c 16, 8 a core: more sessions on 2 cores would stall together), to keep more free through a stall; riding out the slowest request (105 ms at 2,000/s) would take about 210 workers") || has(v, "fewer") {
+		t.Errorf("8 workers on 2 cores: suggestions %+v, want more, up to 16", v.Suggestions)
+	}
+	f.Cores = p(64) // a big host: as many as ride out the slowest
+	if v := Diagnose(f); !has(v, "more workers (-c 210), to keep one free through a stall as long as the slowest request (105 ms at 2,000/s: about 210 workers)") {
+		t.Errorf("8 workers on 64 cores: suggestions %+v, want 210", v.Suggestions)
+	}
+	// MariaDB single inserts in a knee probe: 16 workers on 2 cores at
+	// 11,498/s, about 11 requests in flight: fewer would not carry the
+	// rate, more would stall longer, so neither (it had said -c 314).
+	g := f
+	g.Threads, g.Cores, g.RequestsPerSec, g.ServiceMs, g.ServerCPUCores, g.HostBusy, g.ClientCPUPct = 16, p(2), p(11498), p(0.956), p(1.1), p(0.82), p(21)
+	g.Queue = &QueueFigures{P99: 20.4, StartLagP99: 19.0, ServiceP99: 2.88, ServiceMax: 27.2}
+	if v := Diagnose(g); !has(v, "more cores for the server, or ceiling on another host (it used 21% of these cores): this rate keeps 11 requests in flight on average (11,498/s × 0.956 ms), which fewer than these 16 workers would leave too little room for") || has(v, "more workers") || has(v, "fewer workers") {
+		t.Errorf("16 workers on 2 cores, 11 in flight: suggestions %+v", v.Suggestions)
 	}
 	f.Threads, f.Cores = 32, nil // cores not known: no fewer
 	if v := Diagnose(f); !has(v, "more workers (-c 210)") {
