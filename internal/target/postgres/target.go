@@ -548,8 +548,14 @@ func oneLine(s string) string {
 // alternated 8 s runs: service time p90 0.31-0.48 ms raw against
 // 1.8-4.1 ms through the netpoller (p99 2.7-6.2 against 14-21 ms), at
 // 14-17% of the cores against 15-24%; at 17 workers (the old limit + 1)
-// p90 0.31 against 7-9 ms. At 32 the two come close (the host's own
-// stalls dominate), at 64 and 5,000/s the netpoller does better.
+// p90 0.31 against 7-9 ms. At 64 workers, three alternated 6 s runs at
+// 2,000 and at 5,000/s each: service time p90 0.24-0.43 ms raw against
+// 0.43-1.5 ms, p99 from the scheduled start 1.8-3.8 against 3.4-31 ms,
+// 104-163 against 120-228 µs of client CPU per request (an earlier
+// reading that the netpoller did better at 64 and 5,000/s did not
+// recur); MariaDB alike (p90 0.25-0.37 against 0.39-2.6 ms). Beyond 64
+// the raw sessions' raised GOMAXPROCS is not measured, so the
+// netpoller stays.
 func workerDial(workers int, multiplexed, openLoop bool) pgconn.DialFunc {
 	mode := os.Getenv("CEILING_PG_IO")
 	switch os.Getenv("CEILING_PG_NETPOLL") {
@@ -588,4 +594,4 @@ func workerDial(workers int, multiplexed, openLoop bool) pgconn.DialFunc {
 const maxRawWorkers = 16
 
 // maxOpenLoopRaw is maxRawWorkers for an open loop (workerDial).
-const maxOpenLoopRaw = 32
+const maxOpenLoopRaw = 64
