@@ -55,6 +55,20 @@ func TestIsolatedShares(t *testing.T) {
 	}
 	r.Costs.LogBytesPerOp = f64(2000)
 
+	// Next to nothing to share: a's 1 data read in 30,000 requests and no
+	// other reads come to 0.00002 per request of the mix, below the floor
+	// (MariaDB's mixed had shown inserts as "100%" of the data reads).
+	r.Isolated[0].Costs.DataReadsPerOp, r.Isolated[1].Costs.DataReadsPerOp = f64(1.0/30000), f64(0)
+	SetIsolatedShares(r)
+	if _, ok := r.Isolated[0].SharePct[ShareDataReads]; ok {
+		t.Errorf("data reads shared at 0.00002 per request: %v", r.Isolated[0].SharePct)
+	}
+	r.Isolated[0].Costs.DataReadsPerOp = f64(0.01) // 0.006 per request: shared
+	SetIsolatedShares(r)
+	near("a data reads % (b none)", r.Isolated[0].SharePct[ShareDataReads], 100)
+	r.Isolated[0].Costs.DataReadsPerOp, r.Isolated[1].Costs.DataReadsPerOp = f64(2), nil
+	SetIsolatedShares(r)
+
 	// Only part of the mix ran alone (interrupted): time shares stay
 	// relative to the whole mix; server-cost shares are not estimated.
 	r.Isolated = r.Isolated[:1]
