@@ -355,7 +355,21 @@ func ThreadsSummary(steps []Step) string {
 		e := steps[enough]
 		out += fmt.Sprintf("; 90%% of it from %s (%s)", diagnose.Threads(*e.Threads), diagnose.Thousands(math.Round(*e.AchievedPerSec)))
 	}
-	return out + peakSpread(steps, best)
+	out += peakSpread(steps, best)
+	if StepsHaveNOPM(steps) {
+		// TPC-C: HammerDB's figure, whose peak can sit elsewhere (the
+		// transactions' mix shifts as their rollbacks and retries do).
+		top := -1
+		for i, s := range steps {
+			if v, ok := s.Figures["nopm"]; ok && s.Threads != nil && (top < 0 || v > steps[top].Figures["nopm"]) {
+				top = i
+			}
+		}
+		if top >= 0 {
+			out += fmt.Sprintf("; most NOPM: %s at %s", StepNOPM(steps[top]), diagnose.Threads(*steps[top].Threads))
+		}
+	}
+	return out
 }
 
 // peakSpread says, for a thread ramp run several times (--repeat), whether

@@ -146,6 +146,13 @@ func TestThreadsSummary(t *testing.T) {
 	if got := ThreadsSummary([]Step{{Rate: 100}}); got != "" {
 		t.Errorf("a rate step: %q", got)
 	}
+	// TPC-C: the NOPM peak is named too, which can be at another count.
+	for i, nopm := range []float64{6100, 6500, 12000, 19000, 18400} {
+		steps[i].Figures = map[string]float64{"nopm": nopm}
+	}
+	if got, want := ThreadsSummary(steps), "most requests/s: 22,199 at 16 threads; 90% of it from 8 threads (20,500); most NOPM: 19,000 at 8 threads"; got != want {
+		t.Errorf("TPC-C: ThreadsSummary = %q, want %q", got, want)
+	}
 }
 
 // TestThreadsTableNOPM: a TPC-C thread ramp's table has NOPM by thread
