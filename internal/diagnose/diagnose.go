@@ -131,6 +131,10 @@ type Figures struct {
 	// could do, so no suggestion predicts requests/s from it.
 	KeptUp        bool
 	SchedLagP99Ms *float64 // open loop: ceiling's own scheduling lag
+	// CPUPressure is the share of the time during which at least one
+	// runnable task of the server's host waited for a core (Linux PSI,
+	// /proc/pressure/cpu "some"); nil when not measured.
+	CPUPressure *float64
 	// SchedLagSlow is how many requests started more than
 	// MaxSchedLagP99Ms late by ceiling's own scheduling (of the step whose
 	// lag SchedLagP99Ms is); nil when not counted.
@@ -1742,11 +1746,19 @@ func CPURule(f Figures) Candidate {
 		return c
 	default:
 		c.Why = fmt.Sprintf("CPU %s of the %s cores < %.0f%%", pctBelow(100**b, 100*MinCPUBusy), cpuWhose(f, *b), 100*MinCPUBusy)
+		if p := pressureText(f); p != "" {
+			// Below the threshold, tasks may still have queued for
+			// a core: what a latency objective feels first.
+			c.Why += "; " + p
+		}
 		c.near = *b / MinCPUBusy
 		return c
 	}
 	c.Matched, c.Score = true, math.Min(*b, 1)
 	c.Evidence = append(c.Evidence, c.Why)
+	if p := pressureText(f); p != "" {
+		c.Evidence = append(c.Evidence, p)
+	}
 	if f.ServerCPUCores != nil && f.RequestsPerSec != nil && *f.RequestsPerSec > 0 {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%.0f µs of server CPU per request", 1e6**f.ServerCPUCores / *f.RequestsPerSec))
 	}
@@ -1809,6 +1821,15 @@ const MinOtherCPU = 0.25
 // ceiling itself above which the CPU verdict says so and suggests running
 // ceiling from another host.
 const MinClientHostCPU = 0.15
+
+// pressureText is the host's CPU pressure in words, "" when not measured:
+// the share of the time some runnable task waited for a core (Linux PSI).
+func pressureText(f Figures) string {
+	if f.CPUPressure == nil {
+		return ""
+	}
+	return fmt.Sprintf("runnable tasks waited for a core %.0f%% of the time (the host's CPU pressure)", 100**f.CPUPressure)
+}
 
 // hostSplit splits the host's busy CPU (fractions of all its cores) into
 // the server's processes, ceiling's and the rest, where all three were

@@ -1935,3 +1935,24 @@ func TestPctBelow(t *testing.T) {
 		t.Errorf("matched %v: %s", c.Matched, c.Why)
 	}
 }
+
+// TestCPUPressure: the host's CPU pressure (PSI) is evidence under a cpu
+// verdict and part of the rule's line below its threshold (MariaDB single
+// inserts, 16 workers: 84.9% busy, tasks waited for a core 73% of the
+// time); it changes no verdict.
+func TestCPUPressure(t *testing.T) {
+	f := Figures{Cores: p(2), HostBusy: p(0.849), CPUPressure: p(0.73)}
+	c := CPURule(f)
+	if c.Matched || c.Why != "CPU 84.9% of the server host's cores < 85%; runnable tasks waited for a core 73% of the time (the host's CPU pressure)" {
+		t.Errorf("below: matched %v, why %q", c.Matched, c.Why)
+	}
+	f.HostBusy = p(0.95)
+	c = CPURule(f)
+	if !c.Matched || !slices.Contains(c.Evidence, "runnable tasks waited for a core 73% of the time (the host's CPU pressure)") {
+		t.Errorf("above: matched %v, evidence %q", c.Matched, c.Evidence)
+	}
+	f.CPUPressure = nil
+	if c := CPURule(f); strings.Contains(strings.Join(c.Evidence, "|"), "pressure") {
+		t.Errorf("not measured, yet: %q", c.Evidence)
+	}
+}

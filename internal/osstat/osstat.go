@@ -46,6 +46,43 @@ func ReadHostCPU() (HostCPU, bool) {
 	return h, err == nil
 }
 
+// ReadCPUPressure reads the host's CPU pressure (/proc/pressure/cpu, Linux
+// 4.20+ with PSI on): the seconds since boot during which at least one
+// runnable task waited for a core ("some" total). ok is false where the
+// file is absent (PSI off, other systems).
+func ReadCPUPressure() (someSec float64, ok bool) {
+	if runtime.GOOS != "linux" {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(Root, "pressure", "cpu"))
+	if err != nil {
+		return 0, false
+	}
+	v, err := ParseCPUPressure(string(b))
+	return v, err == nil
+}
+
+// ParseCPUPressure parses the text of /proc/pressure/cpu: the "some"
+// line's total (µs), in seconds.
+func ParseCPUPressure(text string) (float64, error) {
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "some" {
+			continue
+		}
+		for _, kv := range f[1:] {
+			if v, ok := strings.CutPrefix(kv, "total="); ok {
+				us, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return 0, errors.New("osstat: bad total in /proc/pressure/cpu")
+				}
+				return float64(us) / 1e6, nil
+			}
+		}
+	}
+	return 0, errors.New("osstat: no some total in /proc/pressure/cpu")
+}
+
 // ParseStat parses the text of /proc/stat: the aggregate "cpu" line gives
 // the times, the "cpuN" lines the number of cores. The guest and guest_nice
 // columns are left out: the kernel already counts them in user and nice.

@@ -363,3 +363,23 @@ func cpuWhileChildrenExit(t *testing.T, bin string, read func(pid int) (float64,
 		t.Errorf("the CPU dropped by %.2f s while the children exited (a child reaped between two reads counted nowhere)", r.worst)
 	}
 }
+
+func TestParseCPUPressure(t *testing.T) {
+	v, err := ParseCPUPressure("some avg10=0.95 avg60=9.39 avg300=11.91 total=725440841\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+	if err != nil || v != 725.440841 {
+		t.Fatalf("some total = %v, %v; want 725.440841 s", v, err)
+	}
+	for _, bad := range []string{"", "full avg10=0 total=5\n", "some avg10=1 total=x\n"} {
+		if _, err := ParseCPUPressure(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	// The live file, where the kernel has PSI: a total that only grows.
+	a, ok := ReadCPUPressure()
+	if !ok {
+		t.Skip("no /proc/pressure/cpu on this host (PSI off, or not Linux)")
+	}
+	if b, ok := ReadCPUPressure(); !ok || b < a {
+		t.Errorf("CPU pressure went from %v to %v s", a, b)
+	}
+}

@@ -352,6 +352,22 @@ func TestLogDeviceMismatch(t *testing.T) {
 	}
 }
 
+// TestCPUPressureFigure: the host's CPU pressure counter (seconds some
+// task waited for a core) becomes the share of the span's time; absent,
+// the figure is not measured.
+func TestCPUPressureFigure(t *testing.T) {
+	var f diagnose.Figures
+	fillServer(&f, map[string]float64{target.CtrHostCPUTotal: 20, target.CtrHostCPUBusy: 17, target.CtrHostCPUPressure: 7.3}, 10, nil, Costs{}, 2)
+	if f.CPUPressure == nil || math.Abs(*f.CPUPressure-0.73) > 1e-9 || f.HostBusy == nil || *f.HostBusy != 0.85 {
+		t.Fatalf("pressure %v, busy %v: want 0.73 and 0.85", f.CPUPressure, f.HostBusy)
+	}
+	f = diagnose.Figures{}
+	fillServer(&f, map[string]float64{target.CtrHostCPUTotal: 20, target.CtrHostCPUBusy: 17}, 10, nil, Costs{}, 2)
+	if f.CPUPressure != nil {
+		t.Fatalf("pressure %v without the counter", *f.CPUPressure)
+	}
+}
+
 // TestCommitsWait: the durability setting in force tells whether each
 // commit waits for its log flush, per engine; an unknown value or setting
 // is not guessed.

@@ -725,6 +725,9 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 				f.HostBusy = f64(b / tot)
 			}
 		}
+		if pr, ok := c[target.CtrHostCPUPressure]; ok {
+			f.CPUPressure = f64(math.Min(pr/secs, 1))
+		}
 	}
 	// host_cores is a level (its latest value); without it, the host's CPU
 	// seconds per second, then the client's cores (the server CPU counters

@@ -629,6 +629,10 @@ const (
 	CtrHostCPUBusy  = "host_cpu_busy_s"  // busy CPU seconds of the whole host (local target only), all cores
 	CtrHostCPUTotal = "host_cpu_total_s" // elapsed CPU seconds of the host, all cores (busy + idle)
 	CtrHostCores    = "host_cores"       // a level, not a counter: cores of the host (see IsLevel)
+	// CtrHostCPUPressure is the seconds during which at least one
+	// runnable task of the host waited for a core (/proc/pressure/cpu,
+	// "some"; local target with PSI only).
+	CtrHostCPUPressure = "host_cpu_pressure_s"
 
 	// The block device holding the server's log directory (local target
 	// only, Linux /proc/diskstats): the whole device's requests, not only
@@ -648,6 +652,20 @@ const (
 // without it stands for zero.
 func Sparse(k string) bool {
 	return strings.HasPrefix(k, CtrLockTablePrefix) || strings.HasPrefix(k, CtrWaitEventPrefix)
+}
+
+// AddHostCPU adds the host's CPU counters from /proc (a local target's:
+// busy and total CPU seconds, cores, and the CPU pressure where the kernel
+// gives it) to out; nothing it cannot read.
+func AddHostCPU(out map[string]float64) {
+	if h, ok := osstat.ReadHostCPU(); ok {
+		out[CtrHostCPUBusy] = h.BusySec
+		out[CtrHostCPUTotal] = h.TotalSec
+		out[CtrHostCores] = float64(h.Cores)
+	}
+	if p, ok := osstat.ReadCPUPressure(); ok {
+		out[CtrHostCPUPressure] = p
+	}
 }
 
 // AddLogDevice adds the counters of the log's block device d (from

@@ -24,11 +24,7 @@ func (t *myTarget) addDiagnosis(out map[string]float64) {
 	if !t.here {
 		return
 	}
-	if h, ok := osstat.ReadHostCPU(); ok {
-		out[target.CtrHostCPUBusy] = h.BusySec
-		out[target.CtrHostCPUTotal] = h.TotalSec
-		out[target.CtrHostCores] = float64(h.Cores)
-	}
+	target.AddHostCPU(out)
 	target.AddLogDevice(out, t.info.LogDevice)
 	// The server's own process when its pid file told which one it is;
 	// otherwise every mariadbd/mysqld on this host (a second local

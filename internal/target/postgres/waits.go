@@ -440,11 +440,7 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 	if !t.here {
 		return
 	}
-	if h, ok := osstat.ReadHostCPU(); ok {
-		out[target.CtrHostCPUBusy] = h.BusySec
-		out[target.CtrHostCPUTotal] = h.TotalSec
-		out[target.CtrHostCores] = float64(h.Cores)
-	}
+	target.AddHostCPU(out)
 	target.AddLogDevice(out, t.info.LogDevice)
 	if sec, n, ok := t.serverCPU(c); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -142,6 +143,15 @@ func TestWaitsAndCPU(t *testing.T) {
 	}
 	if d[target.CtrServerCPUSec] <= 0 || d[target.CtrHostCPUBusy] <= 0 {
 		t.Errorf("server CPU delta %v, host busy delta %v: want > 0", d[target.CtrServerCPUSec], d[target.CtrHostCPUBusy])
+	}
+	// Where the kernel gives PSI, the host's CPU pressure comes along:
+	// seconds some task waited for a core, at most the span's.
+	if _, psi := osstat.ReadCPUPressure(); psi {
+		if p, ok := d[target.CtrHostCPUPressure]; !ok || p < 0 || p > elapsedMs/1000+0.5 {
+			t.Errorf("CPU pressure %v s (present %v) over %.0f ms", p, ok, elapsedMs)
+		}
+	} else if _, ok := after.Counters[target.CtrHostCPUPressure]; ok {
+		t.Errorf("CPU pressure counted on a host without /proc/pressure/cpu")
 	}
 	if err := tg.Schema().DropTable(ctx, "waits"); err != nil {
 		t.Error(err)

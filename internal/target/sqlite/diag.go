@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -38,10 +37,6 @@ func addDiagnosis(out map[string]float64, files []target.FileStat, lockNs int64,
 	out[target.CtrWaitDataReadMs] = readMs
 	out[target.CtrWaitDataWriteMs] = writeMs
 	out[target.CtrWaitLockMs] = float64(lockNs) / 1e6
-	if h, ok := osstat.ReadHostCPU(); ok {
-		out[target.CtrHostCPUBusy] = h.BusySec
-		out[target.CtrHostCPUTotal] = h.TotalSec
-		out[target.CtrHostCores] = float64(h.Cores)
-	}
+	target.AddHostCPU(out)
 	target.AddLogDevice(out, dev)
 }
