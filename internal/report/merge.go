@@ -504,7 +504,10 @@ func mergeEvidence(m *Result, rs []*Result, embedded bool) {
 		if r.Evidence != nil {
 			ev.Seconds = max(ev.Seconds, r.Evidence.Seconds)
 			for k, v := range r.Evidence.Counters {
-				if target.IsLevel(k) {
+				// The host's CPU pressure is a time span, not a sum of
+				// work: shards on one host each count all of it (on
+				// several, the most pressed host's is kept).
+				if target.IsLevel(k) || k == target.CtrHostCPUPressure {
 					ev.Counters[k] = max(ev.Counters[k], v)
 				} else {
 					ev.Counters[k] += v

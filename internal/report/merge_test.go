@@ -8,6 +8,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/target"
 )
 
 func shardDoc(i, n int, key string) *Result {
@@ -175,5 +176,21 @@ func TestMergeKnee(t *testing.T) {
 	}
 	if len(m.Steps) != 2 || !m.Partial || !strings.Contains(strings.Join(m.Notes, "\n"), "its last probe ran on some shards only") {
 		t.Fatalf("interrupted search: %d steps (want 2), partial %v, notes %q", len(m.Steps), m.Partial, m.Notes)
+	}
+}
+
+// TestMergeEvidenceCPUPressure: embedded shards' counters add up, but the
+// host's CPU pressure, a time span each shard on the host counts whole,
+// is the largest of theirs (summed, two shards' 3 s of pressure in a 5 s
+// span would read 120%).
+func TestMergeEvidenceCPUPressure(t *testing.T) {
+	a, b := shardDoc(0, 2, "k"), shardDoc(1, 2, "k")
+	a.Evidence = &Evidence{Seconds: 5, Counters: map[string]float64{target.CtrHostCPUPressure: 3, target.CtrLogBytes: 100, target.CtrHostCores: 2}}
+	b.Evidence = &Evidence{Seconds: 5, Counters: map[string]float64{target.CtrHostCPUPressure: 2.5, target.CtrLogBytes: 50, target.CtrHostCores: 2}}
+	m := &Result{}
+	mergeEvidence(m, []*Result{a, b}, true)
+	c := m.Evidence.Counters
+	if c[target.CtrHostCPUPressure] != 3 || c[target.CtrLogBytes] != 150 || c[target.CtrHostCores] != 2 {
+		t.Fatalf("merged counters %v: want pressure 3 (the largest), log bytes 150 (summed), cores 2", c)
 	}
 }
