@@ -297,12 +297,7 @@ func (c *Comparison) addFigure(key, label, group string, higher int, get func(*r
 		}
 		if base.Value != nil && cl.Value != nil {
 			cl.Spread, cl.SpreadWhy = spreadTest(*base.Value, *cl.Value, base.Stat, cl.Stat)
-			if cl.Spread == Beyond && higher != 0 && *cl.Value != *base.Value {
-				cl.Better = "worse"
-				if (*cl.Value > *base.Value) == (higher > 0) {
-					cl.Better = "better"
-				}
-			}
+			cl.Better = betterOf(cl.Spread, *base.Value, *cl.Value, higher)
 		}
 	}
 	c.Rows = append(c.Rows, row)
@@ -744,16 +739,23 @@ func stepSpread(a, b report.Step, key string, higher int) string {
 		return ""
 	}
 	sp, _ := spreadTest(*va, *vb, sa, sb)
-	switch {
-	case sp == "":
+	if sp == "" {
 		return ""
-	case sp == Beyond && *vb != *va:
-		if (*vb > *va) == (higher > 0) {
-			return " (beyond, better)"
-		}
-		return " (beyond, worse)"
 	}
-	return " (" + sp + ")"
+	return " (" + Cell{Spread: sp, Better: betterOf(sp, *va, *vb, higher)}.SpreadText() + ")"
+}
+
+// betterOf is "better" or "worse" for a change from a to b beyond the
+// spread where higher gives the better direction (+1 higher, -1 lower),
+// else "".
+func betterOf(spread string, a, b float64, higher int) string {
+	if spread != Beyond || higher == 0 || a == b {
+		return ""
+	}
+	if (b > a) == (higher > 0) {
+		return "better"
+	}
+	return "worse"
 }
 
 // stepValue is a step's figure for the spread test: the mean over its
