@@ -823,13 +823,48 @@ func TestLogRateSuggestions(t *testing.T) {
 		return strings.Join(a, " | ")
 	}
 	c := LogRateRule(f) // busy 0.518 × 8313 × 0.167 ms = 72%
-	if got := actions(c); !c.Matched || !strings.HasPrefix(got, "--durability relaxed (at least) | a log device with faster cache flushes") || strings.Contains(got, "higher log write rate") {
+	if got := actions(c); !c.Matched || !strings.HasPrefix(got, "--durability relaxed (estimate, from the sessions' log-IO waits) | a log device with faster cache flushes") || strings.Contains(got, "higher log write rate") {
 		t.Fatalf("sync-bound: %q", got)
 	}
 	f.LogDevFlushMs, f.LogDevWriteMs = p(0.02), p(0.02) // busy 17%: matched on the waits
 	c = LogRateRule(f)
-	if got := actions(c); !c.Matched || !strings.Contains(got, "higher log write rate") || !strings.HasPrefix(got, "--durability relaxed (at least)") {
+	if got := actions(c); !c.Matched || !strings.Contains(got, "higher log write rate") || !strings.HasPrefix(got, "--durability relaxed (estimate") {
 		t.Fatalf("wait-bound: %q", got)
+	}
+}
+
+// TestGroupCommitRelaxedEstimate: where commits share flushes, the
+// sessions' sampled log-IO waits, when larger than the log device's time
+// per request, estimate relaxed durability's gain (capped by the server's
+// CPU per request); without them the device's time gives a lower bound.
+// Figures as measured: PostgreSQL inserts/deletes, 8 connections, full
+// durability; relaxed then ran ×2.8.
+func TestGroupCommitRelaxedEstimate(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 8, Requests: 437763, RequestsPerSec: p(21887), MeanLatencyMs: p(0.365),
+		SyncsPerReq: p(0.299), CommitsPerReq: p(1), LogMBPerSec: p(6.97), CommitsWait: yes, ServerCPUCores: p(1.14), Cores: p(2),
+		LogDevName: "vda", LogDevFlushMs: p(0.033), LogDevWriteMs: p(0.047),
+		WaitMs: map[string]float64{WaitLog: 640, WaitClient: 310, WaitCPU: 50}}
+	s := groupCommitSuggestions(f)
+	if len(s) != 2 || s[0].Action != "--durability relaxed (estimate, from the sessions' log-IO waits)" || math.Abs(*s[0].PredictedGain-1/(1-0.64)) > 0.01 {
+		t.Fatalf("sampled waits: %+v", s)
+	}
+	// The server's CPU takes most of each request: the waits cannot be
+	// more than the rest (0.365 - 0.2 ms).
+	g := f
+	g.ServerCPUCores = p(0.2 * 21887 / 1000)
+	if s := groupCommitSuggestions(g); math.Abs(*s[0].PredictedGain-1/(1-(0.365-0.2)/0.365)) > 0.01 || !strings.Contains(s[0].Action, "estimate") {
+		t.Fatalf("CPU cap: %+v", s)
+	}
+	// Waits smaller than the device's share: the lower bound stays.
+	g = f
+	g.WaitMs = map[string]float64{WaitLog: 100, WaitClient: 900}
+	if s := groupCommitSuggestions(g); s[0].Action != "--durability relaxed (at least)" || math.Abs(*s[0].PredictedGain-1/(1-0.08/0.365)) > 0.01 {
+		t.Fatalf("small waits: %+v", s)
+	}
+	// No sampled waits (MariaDB without performance_schema): the bound.
+	g.WaitMs = nil
+	if s := groupCommitSuggestions(g); s[0].Action != "--durability relaxed (at least)" {
+		t.Fatalf("no waits: %+v", s)
 	}
 }
 
@@ -1954,5 +1989,43 @@ func TestCPUPressure(t *testing.T) {
 	f.CPUPressure = nil
 	if c := CPURule(f); strings.Contains(strings.Join(c.Evidence, "|"), "pressure") {
 		t.Errorf("not measured, yet: %q", c.Evidence)
+	}
+}
+
+// TestCPUFlushWaits: a cpu verdict whose sessions also spent most of their
+// time waiting for log flushes at commit suggests relaxed durability, with
+// no gain predicted. Figures as measured: PostgreSQL inserts/deletes, 16
+// connections, full durability (relaxed then ran ×2.15).
+func TestCPUFlushWaits(t *testing.T) {
+	f := Figures{Scope: "run", Threads: 16, RequestsPerSec: p(27620), ServerCPUCores: p(1.3), Cores: p(2), HostBusy: p(0.89), ClientCPUPct: p(17),
+		SyncsPerReq: p(0.2), CommitsPerReq: p(1), CommitsWait: yes, LogMBPerSec: p(9.75),
+		WaitMs: map[string]float64{WaitLog: 590, WaitClient: 360, WaitCPU: 50}}
+	relaxed := func(c Candidate) *Suggestion {
+		for i, s := range c.Suggestions {
+			if strings.HasPrefix(s.Action, "--durability relaxed") {
+				return &c.Suggestions[i]
+			}
+		}
+		return nil
+	}
+	c := CPURule(f)
+	s := relaxed(c)
+	if !c.Matched || s == nil || s.PredictedGain != nil || !strings.Contains(s.Action, "waited for log flushes 59% of their time") {
+		t.Fatalf("matched %v, suggestions %+v", c.Matched, c.Suggestions)
+	}
+	if last := c.Suggestions[len(c.Suggestions)-1]; !strings.HasPrefix(last.Action, "twice the cores") {
+		t.Errorf("twice the cores should stay last: %+v", c.Suggestions)
+	}
+	// The same run relaxed (commits do not wait), with few log waits, or
+	// with no syncs: no such suggestion.
+	for name, g := range map[string]Figures{
+		"relaxed":      func() Figures { g := f; g.CommitsWait = no; return g }(),
+		"few waits":    func() Figures { g := f; g.WaitMs = map[string]float64{WaitLog: 300, WaitClient: 700}; return g }(),
+		"no syncs":     func() Figures { g := f; g.SyncsPerReq = p(0.0001); return g }(),
+		"waits unseen": func() Figures { g := f; g.WaitMs = nil; return g }(),
+	} {
+		if c := CPURule(g); !c.Matched || relaxed(c) != nil {
+			t.Errorf("%s: matched %v, suggestions %+v", name, c.Matched, c.Suggestions)
+		}
 	}
 }
