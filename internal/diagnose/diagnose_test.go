@@ -1990,6 +1990,17 @@ func TestCPUPressure(t *testing.T) {
 	if c := CPURule(f); strings.Contains(strings.Join(c.Evidence, "|"), "pressure") {
 		t.Errorf("not measured, yet: %q", c.Evidence)
 	}
+	// The server's threads' own waits for a core, per request, with a
+	// request's time where known (MariaDB, 16 workers, as measured).
+	f.HostBusy, f.CPUPressure, f.ServerRunQueueMsPerReq, f.MeanLatencyMs = p(0.84), p(0.72), p(0.182), p(0.585)
+	want := "CPU 84% of the server host's cores < 85%; runnable tasks waited for a core 72% of the time (the host's CPU pressure); the server's threads waited for a core 0.182 ms per request (runnable, not running; a request takes 0.585 ms)"
+	if c := CPURule(f); c.Matched || c.Why != want {
+		t.Errorf("run queue: matched %v, why %q, want %q", c.Matched, c.Why, want)
+	}
+	f.CPUPressure, f.HostBusy = nil, p(0.9)
+	if c := CPURule(f); !c.Matched || !slices.Contains(c.Evidence, "the server's threads waited for a core 0.182 ms per request (runnable, not running; a request takes 0.585 ms)") {
+		t.Errorf("run queue above: %q", c.Evidence)
+	}
 }
 
 // TestCPUFlushWaits: a cpu verdict whose sessions also spent most of their

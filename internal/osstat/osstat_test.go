@@ -1,12 +1,15 @@
 package osstat
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -382,4 +385,102 @@ func TestParseCPUPressure(t *testing.T) {
 	if b, ok := ReadCPUPressure(); !ok || b < a {
 		t.Errorf("CPU pressure went from %v to %v s", a, b)
 	}
+}
+
+// TestParseSchedstat: the run-queue time is the second field.
+func TestParseSchedstat(t *testing.T) {
+	if ns, err := ParseSchedstat("1203443 45021 87\n"); err != nil || ns != 45021 {
+		t.Fatalf("got %d, %v; want 45021", ns, err)
+	}
+	if _, err := ParseSchedstat("12\n"); err == nil {
+		t.Fatal("short line parsed")
+	}
+}
+
+// TestRunQueueFixture: a fake /proc whose threads' run-queue times move
+// between reads. The first read is the baseline; a thread's growth counts,
+// a thread that appears later counts all of its time, one that exits is
+// dropped, and a tid reused with a smaller time counts from there.
+func TestRunQueueFixture(t *testing.T) {
+	root := t.TempDir()
+	old := Root
+	Root = root
+	t.Cleanup(func() { Root = old })
+	set := func(pid, tid int, ns uint64) {
+		dir := filepath.Join(root, strconv.Itoa(pid), "task", strconv.Itoa(tid))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "schedstat"), []byte(fmt.Sprintf("999 %d 5\n", ns)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := func(pid, tid int) {
+		if err := os.RemoveAll(filepath.Join(root, strconv.Itoa(pid), "task", strconv.Itoa(tid))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var q RunQueue
+	read := func(want float64, pids ...int) {
+		t.Helper()
+		got, ok := q.Read(pids)
+		if !ok || math.Abs(got-want) > 1e-9 {
+			t.Fatalf("Read(%v) = %v, %v; want %v", pids, got, ok, want)
+		}
+	}
+	set(10, 10, 5e9) // 5 s before the baseline: not counted
+	set(10, 11, 1e9)
+	set(20, 20, 2e9)
+	read(0, 10, 20)
+	set(10, 10, 5.5e9)  // +0.5 s
+	set(10, 11, 1.25e9) // +0.25 s
+	read(0.75, 10, 20)
+	set(10, 12, 0.1e9) // a new thread: all of its 0.1 s
+	gone(20, 20)       // pid 20 exited
+	read(0.85, 10, 20)
+	set(10, 11, 0.05e9) // tid 11 reused by a new thread: from here on
+	read(0.85, 10, 20)
+	set(10, 11, 0.08e9)
+	read(0.88, 10)
+	var empty RunQueue
+	if _, ok := empty.Read([]int{99}); ok {
+		t.Fatal("no such process, yet ok")
+	}
+}
+
+// TestRunQueueReal: this process's threads on the real /proc, while a
+// goroutine per core and one more spin, so that some wait for a core.
+func TestRunQueueReal(t *testing.T) {
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skip("no /proc/self/schedstat here (not Linux, or no schedstats)")
+	}
+	var q RunQueue
+	if _, ok := q.Read([]int{os.Getpid()}); !ok {
+		t.Fatal("own threads unreadable")
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	old := runtime.GOMAXPROCS(runtime.NumCPU() + 2)
+	defer runtime.GOMAXPROCS(old)
+	for i := 0; i < runtime.NumCPU()+2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	sec, ok := q.Read([]int{os.Getpid()})
+	if !ok || sec <= 0 || sec > 10 {
+		t.Fatalf("own threads waited %v s for a core (ok %v) with more spinning threads than cores: want > 0", sec, ok)
+	}
+	t.Logf("waited %.3f s", sec)
 }

@@ -363,8 +363,14 @@ func TestCPUPressureFigure(t *testing.T) {
 	}
 	f = diagnose.Figures{}
 	fillServer(&f, map[string]float64{target.CtrHostCPUTotal: 20, target.CtrHostCPUBusy: 17}, 10, nil, Costs{}, 2)
-	if f.CPUPressure != nil {
-		t.Fatalf("pressure %v without the counter", *f.CPUPressure)
+	if f.CPUPressure != nil || f.ServerRunQueueMsPerReq != nil {
+		t.Fatalf("pressure %v, run queue %v without the counters", f.CPUPressure, f.ServerRunQueueMsPerReq)
+	}
+	// The server's threads' run-queue seconds, per request in ms.
+	f = diagnose.Figures{Requests: 4000}
+	fillServer(&f, map[string]float64{target.CtrServerRunQueueSec: 0.5}, 10, nil, Costs{}, 2)
+	if f.ServerRunQueueMsPerReq == nil || math.Abs(*f.ServerRunQueueMsPerReq-0.125) > 1e-9 {
+		t.Fatalf("run queue %v ms per request, want 0.125", f.ServerRunQueueMsPerReq)
 	}
 }
 

@@ -633,6 +633,12 @@ const (
 	// runnable task of the host waited for a core (/proc/pressure/cpu,
 	// "some"; local target with PSI only).
 	CtrHostCPUPressure = "host_cpu_pressure_s"
+	// CtrServerRunQueueSec is the seconds the database server's threads
+	// spent runnable but waiting for a core (local server on Linux,
+	// /proc/PID/task/TID/schedstat; a lower bound where threads exit:
+	// osstat.RunQueue). PostgreSQL: the postmaster and its children;
+	// MySQL/MariaDB: the server's process from its pid file.
+	CtrServerRunQueueSec = "server_runqueue_s"
 
 	// The block device holding the server's log directory (local target
 	// only, Linux /proc/diskstats): the whole device's requests, not only

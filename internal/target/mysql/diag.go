@@ -33,6 +33,9 @@ func (t *myTarget) addDiagnosis(out map[string]float64) {
 		if sec, _, ok := osstat.PidCPU(t.serverPID); ok {
 			out[target.CtrServerCPUSec] = sec
 		}
+		if rq, ok := t.runQueue.Read([]int{t.serverPID}); ok {
+			out[target.CtrServerRunQueueSec] = rq
+		}
 		return
 	}
 	if sec, n, ok := osstat.ProcsCPU(serverProcs...); ok && n > 0 {

@@ -90,4 +90,14 @@ func TestDiagnosisCounters(t *testing.T) {
 	if d <= 0 {
 		t.Errorf("server CPU delta %v, want > 0", d)
 	}
+	// The server's threads' waits for a core, where its pid file named
+	// the process (findServerPID): some wake-up latency over the inserts.
+	if tg.(*myTarget).serverPID > 0 {
+		rq, ok := s1.Counters[target.CtrServerRunQueueSec]
+		rq -= s0.Counters[target.CtrServerRunQueueSec]
+		t.Logf("server_runqueue_s %+.4f", rq)
+		if !ok || rq <= 0 {
+			t.Errorf("server run-queue delta %v s (present %v): want > 0", rq, ok)
+		}
+	}
 }

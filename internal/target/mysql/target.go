@@ -32,6 +32,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"net"
 	"path"
 	"strings"
@@ -113,6 +114,7 @@ type myTarget struct {
 	// when it could not be found: then every mariadbd/mysqld on the host
 	// counts as the server (diag.go).
 	serverPID int
+	runQueue  osstat.RunQueue // serverPID's threads' waits for a core; guarded by sampleMu
 }
 
 var (

@@ -32,6 +32,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"net"
 	"net/url"
 	"os"
@@ -98,6 +99,7 @@ type pgTarget struct {
 	// counter; cpuLast its last value (both move on a restart, see
 	// serverCPU).
 	cpuBase, cpuLast float64
+	runQueue         osstat.RunQueue // the postmaster tree's threads' waits for a core
 
 	probe *probe // statistics views and columns; set by Open, read-only after
 

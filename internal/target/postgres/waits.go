@@ -444,6 +444,13 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 	target.AddLogDevice(out, t.info.LogDevice)
 	if sec, n, ok := t.serverCPU(c); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec
+		if t.postmaster > 0 {
+			if pids, ok := osstat.TreePids(t.postmaster); ok {
+				if rq, ok := t.runQueue.Read(pids); ok {
+					out[target.CtrServerRunQueueSec] = rq
+				}
+			}
+		}
 		if f := t.foreign(); f != nil {
 			if fs, err := f.sample(ctx, c); err == nil {
 				t.own.Add(1)

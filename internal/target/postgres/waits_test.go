@@ -3,6 +3,7 @@ package postgres
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,16 @@ func TestWaitsAndCPU(t *testing.T) {
 		}
 	} else if _, ok := after.Counters[target.CtrHostCPUPressure]; ok {
 		t.Errorf("CPU pressure counted on a host without /proc/pressure/cpu")
+	}
+	// The server's threads' waits for a core (schedstat): each insert
+	// wakes the backend, whose wake-up latency counts, so some time over
+	// thousands of inserts; at most every server process's whole span.
+	if _, err := os.Stat("/proc/self/schedstat"); err == nil {
+		rq, ok := d[target.CtrServerRunQueueSec]
+		t.Logf("server_runqueue_s %+.4f", rq)
+		if !ok || rq <= 0 || rq > 100*elapsedMs/1000 {
+			t.Errorf("server run-queue delta %v s (present %v) over %.0f ms: want > 0", rq, ok, elapsedMs)
+		}
 	}
 	if err := tg.Schema().DropTable(ctx, "waits"); err != nil {
 		t.Error(err)
