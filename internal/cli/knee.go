@@ -26,6 +26,7 @@ import (
 type kneeFlags struct {
 	targetFlags
 	threads    int
+	threadsSet bool // -c given (not the default)
 	interval   time.Duration
 	out        string
 	open       openFlags
@@ -156,6 +157,7 @@ ceiling merge makes the search's.`,
 			if err != nil {
 				return err
 			}
+			f.threadsSet = cmd.Flags().Changed("threads")
 			if cmd.Flags().Changed("emulate") {
 				if f.emulation, err = emulationOf(f.emulate); err != nil {
 					return &UsageError{Err: err}
@@ -466,6 +468,9 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 	if note := thinPlan(slo, sp.Start, f.stepDur); note != "" {
 		fmt.Fprintln(e.stdout, "note: "+note)
 	}
+	if note := oneWorkerNote(f.threads, f.threadsSet, info.Engine); note != "" {
+		fmt.Fprintln(e.stdout, "note: "+note)
+	}
 	switch sp.Retries {
 	case 0:
 		fmt.Fprintln(e.stdout, "re-runs: none (--retries 0): a rate fails at its first failing probe")
@@ -636,3 +641,16 @@ func metricsLatency(st runner.StepResult) *metrics.Latency {
 }
 
 func fmtRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// oneWorkerNote warns, before a knee search on a server with the default
+// single worker, that one worker keeps one request in flight: its knee is
+// at most 1 ÷ a request's service time, whatever the server could do
+// (PostgreSQL inserts/deletes: 6,720/s with -c 1, where -c 8 reached
+// 20,000/s). SQLite takes one writer at a time, so there -c 1 is no such
+// limit for writes; an explicit -c 1 is the user's choice.
+func oneWorkerNote(threads int, given bool, engine string) string {
+	if threads != 1 || given || engine == "sqlite" {
+		return ""
+	}
+	return "one worker (-c 1, the default) keeps one request in flight, so this search finds at most 1 ÷ a request's service time, and the verdict then names ceiling's worker (client), not the server; give -c (e.g. -c 8) for the server's knee"
+}

@@ -136,7 +136,8 @@ func TestKneeTransientStall(t *testing.T) {
 				t.Fatalf("knee %v stop %q transient %v, want 800, max-passed, [400]", fmtPtr(k.Rate), k.Stop, k.TransientRates)
 			}
 			for _, want := range []string{"pass (run 2 at this rate: the failure did not recur)", "failed, passed when run again",
-				"transient failures: 1 of 4 probes broke the SLO, and a re-run at the same rate passed", "400/s (probe 2): p99", "worst interval: p99", "knee: at least 800/s"} {
+				"transient failures: 1 of 4 probes broke the SLO, and a re-run at the same rate passed", "400/s (probe 2): p99", "worst interval: p99", "knee: at least 800/s",
+				"note: one worker (-c 1, the default) keeps one request in flight"} {
 				if !strings.Contains(stdout, want) {
 					t.Fatalf("console lacks %q:\n%s", want, stdout)
 				}

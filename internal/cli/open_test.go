@@ -430,6 +430,11 @@ func TestKneeSQLite(t *testing.T) {
 				t.Fatalf("console lacks %q:\n%s", want, stdout)
 			}
 		}
+		// SQLite takes one writer at a time: one worker is no limit to
+		// warn of there.
+		if strings.Contains(stdout, "one worker (-c 1") {
+			t.Fatalf("one-worker note on SQLite:\n%s", stdout)
+		}
 	})
 	t.Run("fails at start", func(t *testing.T) {
 		r, stdout := knee(t, "start", "--slo", "p50<1us", "--start", "20")
