@@ -32,7 +32,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"github.com/ceiling-db/ceiling/internal/osstat"
 	"net"
 	"path"
 	"strings"
@@ -42,6 +41,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 

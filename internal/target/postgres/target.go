@@ -32,7 +32,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/ceiling-db/ceiling/internal/osstat"
 	"net"
 	"net/url"
 	"os"
@@ -47,6 +46,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/target/blockio"
 )
