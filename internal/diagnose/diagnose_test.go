@@ -2040,3 +2040,25 @@ func TestCPUFlushWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestClientQueueText: ceiling's own threads' waits for a core, per
+// request, follow the load generator's CPU in the client rule's line,
+// matched or not; not measured, nothing is said.
+func TestClientQueueText(t *testing.T) {
+	f := Figures{ClientCPUPct: p(17), ClientRunQueueMsPerReq: p(0.0405)}
+	if c := ClientRule(f); c.Matched || c.Why != "load generator CPU 17% of its cores < 85%; its threads waited for a core 0.0405 ms per request" {
+		t.Errorf("below: matched %v, %q", c.Matched, c.Why)
+	}
+	f.ClientCPUPct = p(92)
+	if c := ClientRule(f); !c.Matched || c.Evidence[0] != "load generator CPU 92% of its cores ≥ 85%; its threads waited for a core 0.0405 ms per request" {
+		t.Errorf("above: matched %v, %q", c.Matched, c.Evidence)
+	}
+	f.ClientCPUPct, f.InProcess = p(40), true
+	if c := ClientRule(f); !strings.Contains(c.Why, "its threads (the engine's with them) waited for a core") {
+		t.Errorf("embedded: %q", c.Why)
+	}
+	f.ClientRunQueueMsPerReq = nil
+	if c := ClientRule(f); strings.Contains(c.Why, "waited") {
+		t.Errorf("not measured: %q", c.Why)
+	}
+}

@@ -287,7 +287,11 @@ func summaryBlocks(r *report.Result) []Block {
 		kv(&rows, "late (skipped)", fmt.Sprintf("%s of %s scheduled (%s%%)", group(strconv.FormatInt(s.Late, 10)), group(strconv.FormatInt(*s.Scheduled, 10)), fixed(pct(s.Late, *s.Scheduled), 2)))
 	}
 	if r.Client.CPUPctCores != nil {
-		kv(&rows, "load generator CPU", fmt.Sprintf("%s%% of %d cores", num(*r.Client.CPUPctCores), r.Client.Cores))
+		v := fmt.Sprintf("%s%% of %d cores", num(*r.Client.CPUPctCores), r.Client.Cores)
+		if ms := report.ClientQueueMs(r); ms != nil {
+			v += fmt.Sprintf("; its threads waited for a core %s ms per request", diagnose.MsText(*ms))
+		}
+		kv(&rows, "load generator CPU", v)
 	}
 	if r.Client.ThinkShare != nil {
 		kv(&rows, "think times", fmt.Sprintf("%s%% of the workers' time (outside the latencies)", num(100**r.Client.ThinkShare)))

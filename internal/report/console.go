@@ -416,6 +416,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	}
 	if r.Client.CPUPctCores != nil {
 		fmt.Fprintf(w, "load generator CPU: %.0f%% of %d cores", *r.Client.CPUPctCores, r.Client.Cores)
+		if ms := ClientQueueMs(r); ms != nil {
+			fmt.Fprintf(w, "; its threads waited for a core %s ms per request", diagnose.MsText(*ms))
+		}
 		if *r.Client.CPUPctCores > 85 {
 			fmt.Fprintf(w, " — WARNING: the client may be the bottleneck; these figures may understate the database")
 		}
@@ -647,4 +650,18 @@ func EvidenceErrorText(ev *Evidence) string {
 		return oneLine(ev.Error)
 	}
 	return what + ": " + oneLine(ev.Error)
+}
+
+// ClientQueueMs is how long ceiling's own threads waited for a core per
+// request over the measured phase (evidence.counters
+// client_runqueue_s ÷ requests), nil when not measured.
+func ClientQueueMs(r *Result) *float64 {
+	if r.Evidence == nil || r.Summary.Requests <= 0 {
+		return nil
+	}
+	sec, ok := r.Evidence.Counters[target.CtrClientRunQueueSec]
+	if !ok {
+		return nil
+	}
+	return f64(1000 * sec / float64(r.Summary.Requests))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -480,11 +481,40 @@ func meanCosts(cs []Costs, reqs []int64) Costs {
 	return out
 }
 
+// withClientQueues is a server's evidence (one shard's: the server is the
+// same for all) with ceiling's own threads' run-queue time, which is each
+// shard's process's, summed over the shards (per request it is then the
+// shards' mean); without it where a shard lacks it.
+func withClientQueues(ev *Evidence, rs []*Result) *Evidence {
+	if ev == nil || ev.Counters == nil {
+		return ev
+	}
+	if _, ok := ev.Counters[target.CtrClientRunQueueSec]; !ok {
+		return ev
+	}
+	out := *ev
+	out.Counters = maps.Clone(ev.Counters)
+	sum := 0.0
+	for _, r := range rs {
+		v, ok := 0.0, false
+		if r.Evidence != nil {
+			v, ok = r.Evidence.Counters[target.CtrClientRunQueueSec]
+		}
+		if !ok {
+			delete(out.Counters, target.CtrClientRunQueueSec)
+			return &out
+		}
+		sum += v
+	}
+	out.Counters[target.CtrClientRunQueueSec] = sum
+	return &out
+}
+
 // mergeEvidence sets the merged run's evidence, costs and files.
 func mergeEvidence(m *Result, rs []*Result, embedded bool) {
 	if !embedded {
 		base := rs[0]
-		m.Evidence = base.Evidence
+		m.Evidence = withClientQueues(base.Evidence, rs)
 		m.Files = append(m.Files, base.Files...)
 		if ev := base.Evidence; ev != nil && ev.Counters != nil && !ev.ServerRestarted {
 			m.Costs = costsOf(ev.Counters, m.Summary.Requests)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +193,27 @@ func TestMergeEvidenceCPUPressure(t *testing.T) {
 	c := m.Evidence.Counters
 	if c[target.CtrHostCPUPressure] != 3 || c[target.CtrLogBytes] != 150 || c[target.CtrHostCores] != 2 {
 		t.Fatalf("merged counters %v: want pressure 3 (the largest), log bytes 150 (summed), cores 2", c)
+	}
+}
+
+// TestMergeClientQueues: a server's shards keep one shard's server
+// evidence, but ceiling's own threads' run-queue time is each shard's and
+// is summed; where a shard lacks it, the merged run has none. The shards'
+// own results are left alone.
+func TestMergeClientQueues(t *testing.T) {
+	a, b := shardDoc(0, 2, "k"), shardDoc(1, 2, "k")
+	a.Evidence = &Evidence{Seconds: 5, Counters: map[string]float64{target.CtrClientRunQueueSec: 0.1, target.CtrLogBytes: 100}}
+	b.Evidence = &Evidence{Seconds: 5, Counters: map[string]float64{target.CtrClientRunQueueSec: 0.3, target.CtrLogBytes: 100}}
+	m := &Result{}
+	mergeEvidence(m, []*Result{a, b}, false)
+	c := m.Evidence.Counters
+	if math.Abs(c[target.CtrClientRunQueueSec]-0.4) > 1e-9 || c[target.CtrLogBytes] != 100 || a.Evidence.Counters[target.CtrClientRunQueueSec] != 0.1 {
+		t.Fatalf("merged %v (shard a now %v): want client run queue 0.4 summed, log bytes 100 (one shard's)", c, a.Evidence.Counters)
+	}
+	delete(b.Evidence.Counters, target.CtrClientRunQueueSec)
+	m = &Result{}
+	mergeEvidence(m, []*Result{a, b}, false)
+	if _, ok := m.Evidence.Counters[target.CtrClientRunQueueSec]; ok {
+		t.Fatalf("merged %v: a shard lacked the client's run queue", m.Evidence.Counters)
 	}
 }

@@ -366,11 +366,24 @@ func TestCPUPressureFigure(t *testing.T) {
 	if f.CPUPressure != nil || f.ServerRunQueueMsPerReq != nil {
 		t.Fatalf("pressure %v, run queue %v without the counters", f.CPUPressure, f.ServerRunQueueMsPerReq)
 	}
-	// The server's threads' run-queue seconds, per request in ms.
+	// The server's and ceiling's threads' run-queue seconds, per request
+	// in ms.
 	f = diagnose.Figures{Requests: 4000}
-	fillServer(&f, map[string]float64{target.CtrServerRunQueueSec: 0.5}, 10, nil, Costs{}, 2)
+	fillServer(&f, map[string]float64{target.CtrServerRunQueueSec: 0.5, target.CtrClientRunQueueSec: 0.2}, 10, nil, Costs{}, 2)
 	if f.ServerRunQueueMsPerReq == nil || math.Abs(*f.ServerRunQueueMsPerReq-0.125) > 1e-9 {
 		t.Fatalf("run queue %v ms per request, want 0.125", f.ServerRunQueueMsPerReq)
+	}
+	if f.ClientRunQueueMsPerReq == nil || math.Abs(*f.ClientRunQueueMsPerReq-0.05) > 1e-9 {
+		t.Fatalf("client run queue %v ms per request, want 0.05", f.ClientRunQueueMsPerReq)
+	}
+	// The console's figure for a result: the same, nil without it.
+	r := &Result{Summary: Summary{Requests: 4000}, Evidence: &Evidence{Counters: map[string]float64{target.CtrClientRunQueueSec: 0.2}}}
+	if ms := ClientQueueMs(r); ms == nil || math.Abs(*ms-0.05) > 1e-9 {
+		t.Fatalf("ClientQueueMs %v, want 0.05", ms)
+	}
+	r.Evidence.Counters = map[string]float64{}
+	if ms := ClientQueueMs(r); ms != nil {
+		t.Fatalf("ClientQueueMs %v without the counter", *ms)
 	}
 }
 

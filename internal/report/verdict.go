@@ -731,6 +731,9 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 		if rq, ok := c[target.CtrServerRunQueueSec]; ok && f.Requests > 0 {
 			f.ServerRunQueueMsPerReq = f64(1000 * rq / float64(f.Requests))
 		}
+		if rq, ok := c[target.CtrClientRunQueueSec]; ok && f.Requests > 0 {
+			f.ClientRunQueueMsPerReq = f64(1000 * rq / float64(f.Requests))
+		}
 	}
 	// host_cores is a level (its latest value); without it, the host's CPU
 	// seconds per second, then the client's cores (the server CPU counters

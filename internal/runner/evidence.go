@@ -44,10 +44,10 @@ func restarted(a, b *target.Sample) bool {
 }
 
 // hostSide says whether counter k is read from this host's kernel (host
-// CPU, the log device), not from the server, so a server restart leaves
-// it running.
+// CPU, the log device, ceiling's own threads), not from the server, so a
+// server restart leaves it running.
 func hostSide(k string) bool {
-	return strings.HasPrefix(k, "host_") || strings.HasPrefix(k, "log_dev_")
+	return strings.HasPrefix(k, "host_") || strings.HasPrefix(k, "log_dev_") || k == target.CtrClientRunQueueSec
 }
 
 // dropServer leaves the server's counters out of e: a restart within its

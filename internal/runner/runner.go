@@ -29,7 +29,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +40,7 @@ import (
 	"time"
 
 	"github.com/ceiling-db/ceiling/internal/metrics"
+	"github.com/ceiling-db/ceiling/internal/osstat"
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/workload"
 )
@@ -779,6 +782,9 @@ type series struct {
 	// until, when set, is where the next interval ends at the latest
 	// (the open loop's step end, in schedule time).
 	until time.Duration
+	// rq accumulates ceiling's own threads' waits for a core, added to
+	// each sample (target.CtrClientRunQueueSec).
+	rq osstat.RunQueue
 }
 
 // delta is Delta(a, b), without the server's counters when the server
@@ -816,6 +822,13 @@ func (sr *series) sample() *target.Sample {
 		}
 		sr.res.SampleErrs++
 		return nil
+	}
+	if sec, ok := sr.rq.Read([]int{os.Getpid()}); ok {
+		// A copy: the target may hand out a map it keeps.
+		c := make(map[string]float64, len(s.Counters)+1)
+		maps.Copy(c, s.Counters)
+		c[target.CtrClientRunQueueSec] = sec
+		s.Counters = c
 	}
 	if sr.prev != nil && restarted(sr.prev, &s) {
 		sr.restarts = append(sr.restarts, s.At)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,6 +160,13 @@ func TestWarmupExcludedAndEvidenceDelta(t *testing.T) {
 	if res.Evidence == nil || res.Evidence.Counters[target.CtrLogSyncs] <= 0 {
 		t.Fatalf("evidence over the measured phase: %+v", res.Evidence)
 	}
+	// ceiling's own threads' waits for a core come with every sample
+	// where the kernel keeps schedstats.
+	if _, err := os.Stat("/proc/self/schedstat"); err == nil {
+		if v, ok := res.Evidence.Counters[target.CtrClientRunQueueSec]; !ok || v < 0 || v > 10 {
+			t.Fatalf("client run-queue seconds %v (present %v) over the measured phase", v, ok)
+		}
+	}
 }
 
 // doneTarget's counter is the number of requests its workers have done,
@@ -304,6 +312,12 @@ func TestServerRestartDropsServerCounters(t *testing.T) {
 		}
 		if _, ok := ev.Counters[target.CtrCommits]; ok {
 			t.Fatalf("run evidence keeps commits %v across the restart", ev.Counters[target.CtrCommits])
+		}
+		// ceiling's own threads are this host's, not the server's.
+		if _, err := os.Stat("/proc/self/schedstat"); err == nil {
+			if _, ok := ev.Counters[target.CtrClientRunQueueSec]; !ok {
+				t.Fatalf("run evidence lost the client's run-queue time across the restart: %v", ev.Counters)
+			}
 		}
 	}
 }

@@ -639,6 +639,11 @@ const (
 	// osstat.RunQueue). PostgreSQL: the postmaster and its children;
 	// MySQL/MariaDB: the server's process from its pid file.
 	CtrServerRunQueueSec = "server_runqueue_s"
+	// CtrClientRunQueueSec is the seconds ceiling's own threads (the load
+	// generator's, and the embedded engine's with them) spent runnable
+	// but waiting for a core (Linux schedstat, read by the runner with
+	// each sample of the target's evidence).
+	CtrClientRunQueueSec = "client_runqueue_s"
 
 	// The block device holding the server's log directory (local target
 	// only, Linux /proc/diskstats): the whole device's requests, not only
