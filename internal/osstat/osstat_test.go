@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -458,7 +459,7 @@ func TestRunQueueReal(t *testing.T) {
 	if _, ok := q.Read([]int{os.Getpid()}); !ok {
 		t.Fatal("own threads unreadable")
 	}
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var wg sync.WaitGroup
 	old := runtime.GOMAXPROCS(runtime.NumCPU() + 2)
 	defer runtime.GOMAXPROCS(old)
@@ -466,17 +467,12 @@ func TestRunQueueReal(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() { // spin: more runnable threads than cores
 			}
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
+	stop.Store(true)
 	wg.Wait()
 	sec, ok := q.Read([]int{os.Getpid()})
 	if !ok || sec <= 0 || sec > 10 {
