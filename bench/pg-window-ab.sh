@@ -36,7 +36,12 @@ case $DURABILITY in
 esac
 command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# ceiling's table goes at the end, also on failure or Ctrl-C.
+cleanup() {
+  "$work/ceiling" cleanup single-inserts --db "$PGDSN" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling   # the static binary the README builds
 echo 'INSERT INTO ceiling.single_inserts DEFAULT VALUES;' >"$work/single.sql"
 "$work/ceiling" prepare single-inserts --db "$PGDSN" >/dev/null
@@ -70,7 +75,6 @@ for r in $(seq 1 "$ROUNDS"); do
     for (( i = ${#order[@]} - 1; i >= 0; i-- )); do run_one "${order[i]}"; done
   fi
 done
-"$work/ceiling" cleanup single-inserts --db "$PGDSN" >/dev/null
 python3 - "$work/windows" <<'PY'
 import math, re, statistics as st, sys
 T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14,

@@ -68,7 +68,16 @@ ROWS=${ROWS:-$([ "$DURABILITY" = relaxed ] && echo 400000 || echo 100000)}
 
 command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# ceiling's tables and pgbench's id sequence go at the end, also on
+# failure or Ctrl-C: left behind, they are in the way of the next test.
+cleanup() {
+  psql -q "$PGDSN" -c "SET client_min_messages = warning; DROP SEQUENCE IF EXISTS ceiling.pgbench_ids" >/dev/null 2>&1 || true
+  for wl in single-inserts inserts-deletes; do
+    "$work/ceiling" cleanup "$wl" --db "$PGDSN" >/dev/null 2>&1 || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling   # the static binary the README builds
 
 cat > "$work/single.sql" <<'SQL'
@@ -192,6 +201,3 @@ PY
   done
 done
 echo "verdicts (95% paired interval of the rounds' ratios): $(sort "$work/verdicts" | uniq -c | awk '{n=$1; $1=""; sub(/^ /, ""); printf "%s%s: %d", sep, $0, n; sep=", "}')"
-psql -q "$PGDSN" -c "SET client_min_messages = warning; DROP SEQUENCE IF EXISTS ceiling.pgbench_ids" >/dev/null
-"$work/ceiling" cleanup single-inserts --db "$PGDSN" >/dev/null
-"$work/ceiling" cleanup inserts-deletes --db "$PGDSN" >/dev/null

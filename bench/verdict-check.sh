@@ -29,10 +29,6 @@ DUR=${DUR:-10}
 ROUNDS=${ROUNDS:-1}
 BATCH=${BATCH:-0}
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling
-
 dsn() {
   case $1 in
     sqlite) echo "sqlite:${SQLITE:-$work/bench.db}" ;;
@@ -41,6 +37,20 @@ dsn() {
     *) echo "unknown engine $1 (sqlite, postgres, mysql)" >&2; exit 2 ;;
   esac
 }
+
+work=$(mktemp -d)
+# The servers' single_inserts tables go at the end, also on failure or
+# Ctrl-C: a table left behind is in the way of the next test's cleanup.
+cleanup() {
+  for eng in $ENGINES; do
+    case $eng in
+      postgres|mysql) "$work/ceiling" cleanup single-inserts --db "$(dsn "$eng")" >/dev/null 2>&1 || true ;;
+    esac
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+CGO_ENABLED=0 go build -o "$work/ceiling" ./cmd/ceiling
 
 printf '%-8s %5s %5s  %-14s %-44s %s\n' engine conns round "verdict (full)" "prediction for relaxed" "measured, and how it compares"
 for eng in $ENGINES; do
