@@ -256,20 +256,7 @@ func readTree(dir string, names []string) (ticks uint64, n int, reaped, ok bool)
 	if err != nil || !slices.Contains(names, st.Comm) {
 		return 0, 0, false, false
 	}
-	tasks, err := os.ReadDir(filepath.Join(dir, "task"))
-	if err != nil {
-		return 0, 0, false, false
-	}
-	var kids []string
-	listed := false
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, "task", task.Name(), "children"))
-		if err != nil {
-			continue // the thread has exited, or children are not listed
-		}
-		listed = true
-		kids = append(kids, strings.Fields(string(b))...)
-	}
+	kids, listed := childrenOf(dir)
 	if !listed {
 		return 0, 0, false, false
 	}
@@ -286,6 +273,26 @@ func readTree(dir string, names []string) (ticks uint64, n int, reaped, ok bool)
 	after, err := readPidStat(dir)
 	reaped = err != nil || after.CUTime+after.CSTime != st.CUTime+st.CSTime
 	return ticks, n, reaped, true
+}
+
+// childrenOf lists the pids of the children of the process at dir, from
+// the kernel's lists for its threads (dir/task/TID/children, which needs
+// CONFIG_PROC_CHILDREN); listed is false when no thread's list could be
+// read.
+func childrenOf(dir string) (kids []string, listed bool) {
+	tasks, err := os.ReadDir(filepath.Join(dir, "task"))
+	if err != nil {
+		return nil, false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, "task", task.Name(), "children"))
+		if err != nil {
+			continue // the thread has exited, or children are not listed
+		}
+		listed = true
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	return kids, listed
 }
 
 // ticks is the process's CPU time with its waited-for children's.

@@ -86,31 +86,21 @@ func ParseSchedstat(text string) (waitNs uint64, err error) {
 	return strconv.ParseUint(f[1], 10, 64)
 }
 
-// TreePids returns root and its children's pids (the kernel's lists for
-// root's threads, /proc/ROOT/task/TID/children, as TreeCPU reads them);
-// ok is false when root's children cannot be listed.
+// TreePids returns root and its children's pids (childrenOf, as TreeCPU
+// reads them); ok is false when root's children cannot be listed.
 func TreePids(root int) ([]int, bool) {
 	if runtime.GOOS != "linux" || root <= 0 {
 		return nil, false
 	}
-	dir := filepath.Join(Root, strconv.Itoa(root), "task")
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
+	kids, listed := childrenOf(filepath.Join(Root, strconv.Itoa(root)))
+	if !listed {
 		return nil, false
 	}
 	pids := []int{root}
-	listed := false
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "children"))
-		if err != nil {
-			continue
-		}
-		listed = true
-		for _, s := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(s); err == nil {
-				pids = append(pids, pid)
-			}
+	for _, s := range kids {
+		if pid, err := strconv.Atoi(s); err == nil {
+			pids = append(pids, pid)
 		}
 	}
-	return pids, listed
+	return pids, true
 }
