@@ -358,7 +358,7 @@ type targetFlags struct {
 }
 
 func (f *targetFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.db, "db", "", "database DSN: "+engines.Schemes+" (default $CEILING_DB, else "+engines.DefaultDSN+")")
+	fs.StringVar(&f.db, "db", "", "database DSN: "+engines.Schemes+" (default $CEILING_DB, else "+engines.DefaultDSN+"); TLS with the server's certificate checked: postgres ?sslmode=verify-full[&sslrootcert=CA.pem], mysql ?tls=true or ?ssl-ca=CA.pem")
 	f.fs = fs
 }
 

@@ -9,6 +9,7 @@ package target
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -558,6 +559,23 @@ const ConnectTimeout = 10 * time.Second
 // names the DSN's setting of the bound.
 func NoReply(engine, addr string, d time.Duration, param string) string {
 	return fmt.Sprintf("no reply from %s within %v: is a %s server listening there, and up? (%s in the DSN sets the wait)", addr, d, engine, param)
+}
+
+// CertHint is what to add to a connection error where the server's TLS
+// certificate is signed by a CA the client does not trust (a private CA, a
+// cloud provider's own): the DSN parameter that names a CA file (ca, as
+// "sslrootcert"), or, where the DSN gave one (given), that its CA did not
+// sign it; and the setting that encrypts without checking (skip, as
+// "sslmode=require"). Empty for any other error.
+func CertHint(err error, ca string, given bool, skip string) string {
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		return ""
+	}
+	if given {
+		return fmt.Sprintf(" (no CA certificate in the DSN's %s signed the server's; %s encrypts without checking it)", ca, skip)
+	}
+	return fmt.Sprintf(" (%s=FILE in the DSN names the CA certificate that signed the server's; %s encrypts without checking it)", ca, skip)
 }
 
 // ErrNoDatabase: the database a command needs does not exist (an embedded

@@ -20,6 +20,11 @@ const (
 	// MySQLPSEnv holds the DSN of a MySQL/MariaDB with performance_schema
 	// on (.ci/run starts a second MariaDB for it).
 	MySQLPSEnv = "CEILING_TEST_MYSQL_PS_DSN"
+	// MySQLTLSEnv holds the DSN of a MySQL/MariaDB with TLS on, whose
+	// ssl-ca parameter names the CA that signed its certificate (for
+	// 127.0.0.1, no host name), with client-cert.pem and client-key.pem
+	// of the same CA beside it (.ci/run gives the 3307 server these).
+	MySQLTLSEnv = "CEILING_TEST_MYSQL_TLS_DSN"
 	// RequireEnv, when set, makes an unset DSN a failure.
 	RequireEnv = "CEILING_REQUIRE_SERVERS"
 )
@@ -29,6 +34,7 @@ var examples = map[string]string{
 	PostgresEnv: "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 	MySQLEnv:    "mysql://root@127.0.0.1:3306/test",
 	MySQLPSEnv:  "mysql://root@127.0.0.1:3307/test",
+	MySQLTLSEnv: "mysql://root@127.0.0.1:3307/test?ssl-ca=/tmp/ceiling-mariadb-ps/tls/ca.pem",
 }
 
 // Required reports whether the servers must be reachable (CI).
@@ -69,8 +75,11 @@ func unsetMsg(env string) string {
 	msg := env + " not set: skipping the integration test against a live server"
 	if ex, ok := examples[env]; ok {
 		msg += " (to run it: " + env + "=" + ex
-		if env == MySQLPSEnv {
+		switch env {
+		case MySQLPSEnv:
 			msg += ", a server with performance_schema=ON; .ci/run starts one"
+		case MySQLTLSEnv:
+			msg += ", a server with TLS on whose certificate that CA signed; .ci/run makes them"
 		}
 		msg += ")"
 	}

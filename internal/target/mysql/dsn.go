@@ -80,8 +80,11 @@ func scrubDriver(msg, dsn string) string {
 // mariadb:// is accepted as a synonym. The port defaults to 3306 and the
 // host to 127.0.0.1; the database name is required (ceiling creates its
 // tables in it). ?socket=/path/to/mysqld.sock connects over a Unix socket
-// instead of TCP. Every other parameter is handed to go-sql-driver as is
-// (tls, timeout, readTimeout, collation, …). Unless the DSN says
+// instead of TCP. ?ssl-ca=FILE verifies the server's certificate against
+// the CA certificates in FILE (PEM) instead of the system's, and
+// ?ssl-cert=FILE&ssl-key=FILE present a client certificate (see setTLS).
+// Every other parameter is handed to go-sql-driver as is (tls, timeout,
+// readTimeout, collation, …). Unless the DSN says
 // otherwise, parseTime is on (DATETIME scans into time.Time) and dialing
 // times out after 10s. The driver's own logging is silenced: its errors
 // reach the caller anyway.
@@ -106,6 +109,14 @@ func parseDSN(dsn string) (*mysql.Config, error) {
 	q := u.Query()
 	socket := q.Get("socket")
 	q.Del("socket")
+	var files tlsFiles
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"ssl-ca", &files.ca}, {"ssl-cert", &files.cert}, {"ssl-key", &files.key}} {
+		*f.dst = q.Get(f.name)
+		q.Del(f.name)
+	}
 
 	// Let the driver parse and validate the parameters; user, password,
 	// address and database are set from the URL afterwards so that no
@@ -129,6 +140,9 @@ func parseDSN(dsn string) (*mysql.Config, error) {
 			port = DefaultPort
 		}
 		cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(host, port)
+	}
+	if err := setTLS(cfg, files); err != nil {
+		return nil, fmt.Errorf("mysql: %w %s: %w", target.ErrBadDSN, target.Redact(dsn), err)
 	}
 	cfg.DBName = db
 	if !q.Has("parseTime") {

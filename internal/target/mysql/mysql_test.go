@@ -195,17 +195,7 @@ func TestOpenInfo(t *testing.T) {
 	}
 	// Encryption as a worker's session has it: Ssl_version empty when
 	// the connection is not encrypted.
-	var name, ver string
-	rows, err := connect(t, tg).Query(testCtx(t), "SHOW SESSION STATUS LIKE 'Ssl_version'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		if err := rows.Scan(&name, &ver); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rows.Close()
+	ver := workerTLS(t, tg)
 	if want := target.TLSOff; ver != "" {
 		if !strings.HasPrefix(info.TLS, strings.Replace(ver, "TLSv", "TLS ", 1)+", ") {
 			t.Errorf("TLS %q, but a worker's Ssl_version is %q", info.TLS, ver)
@@ -438,6 +428,24 @@ func TestDurability(t *testing.T) {
 }
 
 // createUser makes an account with only rights on the test database.
+// workerTLS is a new worker session's Ssl_version: the TLS version, or
+// "" for an unencrypted session.
+func workerTLS(t *testing.T, tg target.Target) string {
+	t.Helper()
+	var name, ver string
+	rows, err := connect(t, tg).Query(testCtx(t), "SHOW SESSION STATUS LIKE 'Ssl_version'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		if err := rows.Scan(&name, &ver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows.Close()
+	return ver
+}
+
 func createUser(t *testing.T, name, password string) {
 	t.Helper()
 	db := raw(t)

@@ -77,9 +77,11 @@ type myTarget struct {
 	db  *sql.DB
 	io  ioMode // how worker sessions wait (workerIO)
 	// connectTimeout bounds establishing a session (conn); addr is the
-	// server's, for its error.
+	// server's, and caGiven whether the DSN named a CA (ssl-ca), for its
+	// error.
 	connectTimeout time.Duration
 	addr           string
+	caGiven        bool
 
 	mu      sync.Mutex // guards info, changed and closed
 	info    target.Info
@@ -147,7 +149,8 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		// reconnects while a lost connection is still being torn down.
 		db.SetMaxOpenConns(2*opts.MaxConns + 8)
 	}
-	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed, opts.OpenLoop), connectTimeout: cfg.Timeout, addr: cfg.Addr}
+	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed, opts.OpenLoop), connectTimeout: cfg.Timeout, addr: cfg.Addr,
+		caGiven: cfg.TLS != nil && cfg.TLS.RootCAs != nil}
 
 	slot := &dialSlot{} // the admin session's socket, for onThisHost
 	admin, err := t.conn(context.WithValue(ctx, dialSlotKey{}, slot))
@@ -194,7 +197,7 @@ func (t *myTarget) conn(ctx context.Context) (*sql.Conn, error) {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			msg = target.NoReply("MySQL or MariaDB", t.addr, t.connectTimeout, "timeout=")
 		}
-		return nil, &openError{msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + msg, err: err}
+		return nil, &openError{msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + msg + target.CertHint(err, "ssl-ca", t.caGiven, "tls=skip-verify"), err: err}
 	}
 	return c, nil
 }

@@ -817,6 +817,30 @@ func TestTLSInfo(t *testing.T) {
 	t.Logf("server ssl %v; sslmode=prefer: %s", sslOn, got)
 }
 
+// TestCertHint: with sslmode=verify-ca, a server certificate that the
+// CA in sslrootcert did not sign is refused, and the error says so and
+// what encrypts without the check. (The hint for a DSN without
+// sslrootcert is not reached here: the server's certificate, Debian's snake
+// oil, is among the system's CAs; MySQL's TestTLS reaches it.)
+func TestCertHint(t *testing.T) {
+	dsn := testDB(t, "ceiling_test_pg")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Skipf("CEILING_TEST_PG_DSN is not a URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("sslmode", "disable")
+	u.RawQuery = q.Encode()
+	if queryString(t, connect(t, openTarget(t, u.String(), target.DurabilityServer)), "SHOW ssl") != "on" {
+		t.Skip("the server has ssl off: no certificate to refuse")
+	}
+	ca, _, _ := testenv.SelfSignedCA(t)
+	q.Set("sslmode", "verify-ca")
+	q.Set("sslrootcert", ca)
+	u.RawQuery = q.Encode()
+	checkOpenError(t, u.String(), "x509: certificate signed by unknown authority (no CA certificate in the DSN's sslrootcert signed the server's; sslmode=require encrypts without checking it)")
+}
+
 // TestUnprivilegedUser: a user without CREATE on the database is told what
 // to grant; once granted it runs, but without the superuser's view of
 // data_directory the WAL's device is unknown, and the result says so

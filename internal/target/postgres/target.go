@@ -222,7 +222,7 @@ func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn,
 			msg = target.NoReply("PostgreSQL", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), cfg.ConnectTimeout, "connect_timeout=")
 		}
 		return nil, &openError{
-			msg: "postgres: connect to " + t.redactedDSN() + ": " + oneLine(msg),
+			msg: "postgres: connect to " + t.redactedDSN() + ": " + oneLine(msg) + target.CertHint(err, "sslrootcert", cfg.TLSConfig != nil && cfg.TLSConfig.RootCAs != nil, "sslmode=require"),
 			err: err,
 		}
 	}
