@@ -765,6 +765,9 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	if note := inFlightNote(f.threads, cfg); note != "" {
 		fmt.Fprintf(e.stdout, "note: %s\n", note)
 	}
+	if info.Pooler != "" {
+		fmt.Fprintf(e.stdout, "note: the sessions go through a connection pooler (%s mode): the run ends with a wait of about 10 s for the server's pooled backends to publish their statistics, which they do once idle that long, not when ceiling's sessions end\n", info.Pooler)
+	}
 
 	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
 	switch {

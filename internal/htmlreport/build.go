@@ -152,6 +152,9 @@ func testBlocks(r *report.Result) []Block {
 	default:
 		kv(&rows, "connections", "encrypted: "+r.Target.TLS+" (costs CPU on both sides of every request)")
 	}
+	if r.Target.Pooler != "" {
+		kv(&rows, "connection pooler", r.Target.Pooler+" mode: one server connection per session; server figures include its other clients' sessions, latencies its hop")
+	}
 	kv(&rows, "load model", loadText(r))
 	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
 	if sh := r.Load.Shard; sh != nil {

@@ -309,6 +309,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	if r.Target.Encrypted() {
 		fmt.Fprintf(w, ", connections encrypted (%s)", r.Target.TLS)
 	}
+	if r.Target.Pooler != "" {
+		fmt.Fprintf(w, ", through a connection pooler (%s mode)", r.Target.Pooler)
+	}
 	fmt.Fprintln(w)
 	if e := r.Target.Emulation; e != nil {
 		fmt.Fprintf(w, "   files held to profile %s's limits while measuring (--emulate)\n", e.Profile)

@@ -659,10 +659,20 @@ func (r *run) settle(ctx context.Context) {
 	if !ok {
 		return
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	// A Settler bounds its own wait (PostgreSQL: 2 s, or 10.5 s through a
+	// connection pooler, whose backends publish late); an interrupted run
+	// waits 3 s at most, so that Ctrl-C ends it promptly.
+	bound := settleBound
+	if ctx.Err() != nil {
+		bound = 3 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
 	_ = s.Settle(sctx) // best effort: the evidence is then up to a second short
 }
+
+// settleBound is the longest a run waits for a Settler.
+const settleBound = 15 * time.Second
 
 // addInterval appends iv to the series with its latency summarised and its
 // histograms dropped: a run keeps one point per interval for the charts,

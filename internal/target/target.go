@@ -123,6 +123,12 @@ type Info struct {
 	// Empty where there is no connection (SQLite) or it was not told.
 	// Encryption costs CPU on both sides of every request.
 	TLS string `json:"tls,omitempty"`
+	// Pooler is PoolerSession where the sessions go through a connection
+	// pooler (PgBouncer and the like) that keeps a server connection per
+	// session; empty where ceiling talks to the server itself. Server
+	// figures then include the pooler's server connections of other
+	// clients, and the latencies the pooler's own hop.
+	Pooler string `json:"pooler,omitempty"`
 	// NamespaceLock tells what happened to the namespace lock (Exclusive)
 	// during the run, when something did: ceiling's sessions were lost (a
 	// restart, an administrator ending them) and the lock with them, and
@@ -560,6 +566,9 @@ const ConnectTimeout = 10 * time.Second
 func NoReply(engine, addr string, d time.Duration, param string) string {
 	return fmt.Sprintf("no reply from %s within %v: is a %s server listening there, and up? (%s in the DSN sets the wait)", addr, d, engine, param)
 }
+
+// PoolerSession is Info.Pooler for a pooler in session mode.
+const PoolerSession = "session"
 
 // CertHint is what to add to a connection error where the server's TLS
 // certificate is signed by a CA the client does not trust (a private CA, a

@@ -9,19 +9,24 @@ import (
 	"github.com/ceiling-db/ceiling/internal/osstat"
 )
 
-// foreignQuery lists the client backends that are not ceiling's: not its
-// workers, not its own sessions (application_name "ceiling"), on any
-// database of the server.
-const foreignQuery = `SELECT pid FROM pg_catalog.pg_stat_activity
-	WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
-	  AND coalesce(application_name, '') NOT IN ($1, 'ceiling')`
+// foreignQuery lists the client backends on any database of the server
+// but the sampler's own, each with whether it is another client's: not
+// one of ceiling's workers, not one of its own sessions (application_name
+// "ceiling").
+const foreignQuery = `SELECT pid, coalesce(application_name, '') NOT IN ($1, 'ceiling')
+	FROM pg_catalog.pg_stat_activity
+	WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`
 
 // foreignCPU follows the CPU of other sessions' backends on a local
 // server, so that their work is not taken for ceiling's: at each sample,
 // the CPU each such backend used since the previous one (a backend first
 // seen after the first sample counts from its start; one that exits
 // between two samples loses its last stretch, which then shows as the
-// server's own).
+// server's own). Every client backend's CPU is kept from sample to
+// sample, ceiling's too: through a connection pooler a server connection
+// serves ceiling's sessions and then another client's (its
+// application_name changes with them), and only the stretch since the
+// previous sample is the other client's, not the connection's whole life.
 type foreignCPU struct {
 	mu      sync.Mutex
 	started bool
@@ -64,23 +69,31 @@ func (f *foreignCPU) sample(ctx context.Context, c *pgx.Conn) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	type backend struct {
+		pid   int32
+		other bool
+	}
+	bs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (backend, error) {
+		var b backend
+		err := r.Scan(&b.pid, &b.other)
+		return b, err
+	})
 	if err != nil {
 		return 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := make(map[int]float64, len(pids))
-	for _, p := range pids {
-		cur, _, ok := osstat.PidCPU(int(p))
+	now := make(map[int]float64, len(bs))
+	for _, b := range bs {
+		cur, _, ok := osstat.PidCPU(int(b.pid))
 		if !ok {
 			continue // exited meanwhile
 		}
-		now[int(p)] = cur
-		if !f.started {
-			continue // the baseline
+		now[int(b.pid)] = cur
+		if !f.started || !b.other {
+			continue // the baseline, or ceiling's
 		}
-		if prev, ok := f.last[int(p)]; ok {
+		if prev, ok := f.last[int(b.pid)]; ok {
 			f.sec += max(cur-prev, 0)
 		} else {
 			f.sec += cur // new since the previous sample

@@ -38,16 +38,7 @@ func TestForeignBackendsCPU(t *testing.T) {
 	if _, ok := first.Counters[target.CtrForeignCPUSec]; !ok {
 		t.Fatalf("%s absent for a local server", target.CtrForeignCPUSec)
 	}
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["application_name"] = "someone-else"
-	other, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(context.Background())
+	other := otherClient(t, dsn)
 
 	// The other session, connected after the baseline: all its CPU counts.
 	before, err := s.Sample(ctx)
@@ -83,6 +74,23 @@ func TestForeignBackendsCPU(t *testing.T) {
 	}
 }
 
+// otherClient connects to dsn as another client would (its own
+// application_name), until the test ends.
+func otherClient(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["application_name"] = "someone-else"
+	other, err := pgx.ConnectConfig(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close(context.Background()) })
+	return other
+}
+
 // sampledLocal opens a target on the local test server, takes a sample,
 // and returns the target, the postmaster it follows and its sampler's
 // session; it skips where there is no /proc.
@@ -116,7 +124,7 @@ func TestServerCPUFromPostmaster(t *testing.T) {
 		t.Fatalf("sampler's backend %+v (%v): want a child of the postmaster %d", backend, err, pm)
 	}
 	pt.sampleMu.Lock()
-	sec, n, ok := pt.serverCPU(sampler)
+	sec, n, ok := pt.serverCPU(context.Background(), sampler)
 	pt.sampleMu.Unlock()
 	_, all, _ := osstat.ProcsCPU("postgres")
 	t.Logf("postmaster %d: %d processes, %.2f s; host-wide %d", pm, n, sec, all)
@@ -144,14 +152,14 @@ func TestServerCPUAfterRestart(t *testing.T) {
 	}
 	const last = 1000.0 // the counter's value before the "restart"
 	pt.postmaster, pt.cpuLast = gone.Process.Pid, last
-	sec, n, ok := pt.serverCPU(sampler)
+	sec, n, ok := pt.serverCPU(context.Background(), sampler)
 	if !ok || sec != last || n < 3 || pt.postmaster != pm {
 		t.Fatalf("after the postmaster vanished: %.3f s, %d processes, ok %v, following %d; want %.0f s from the postmaster %d found again", sec, n, ok, pt.postmaster, last, pm)
 	}
 	if err := sampler.QueryRow(ctx, "SELECT count(*) FROM generate_series(1, 300000)").Scan(new(int64)); err != nil {
 		t.Fatal(err)
 	}
-	sec2, _, ok := pt.serverCPU(sampler)
+	sec2, _, ok := pt.serverCPU(context.Background(), sampler)
 	if !ok || sec2 < last || sec2 > last+60 {
 		t.Fatalf("next reading %.3f s (ok %v), want on from %.0f", sec2, ok, last)
 	}

@@ -81,6 +81,19 @@ type pgTarget struct {
 	wcfg *pgx.ConnConfig // worker sessions: cfg plus the durability setting
 	here bool            // the server runs on this host (onThisHost, read at Open)
 
+	// during is the synchronous_commit the workers' sessions run with
+	// ("" at --durability server: the server's own). wcfgSET is wcfg
+	// without it in the start-up packet, used once durBySET is set (a
+	// pooler refused or dropped the parameter: Connect sets it with SET).
+	during   string
+	wcfgSET  *pgx.ConnConfig
+	durBySET atomic.Bool
+
+	// pooled: the sessions go through a connection pooler in session mode
+	// (checkPooler); adminPID is the admin session's server backend.
+	pooled   bool
+	adminPID int64
+
 	mu     sync.Mutex // guards info and closed
 	info   target.Info
 	closed bool
@@ -152,6 +165,10 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.adminPID, t.pooled, err = t.checkPooler(ctx, admin); err != nil {
+		_ = admin.Close(ctx)
+		return nil, err
+	}
 	t.admin = admin
 
 	info, err := t.readInfo(ctx, admin)
@@ -205,8 +222,14 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	if mode != target.DurabilityServer {
 		// Sent in the startup packet: the setting holds for the whole
 		// session, including sessions re-established after a lost
-		// connection, at no extra round trip.
+		// connection, at no extra round trip (Connect reads it back,
+		// and where a pooler refused or dropped it, sets it with SET).
+		t.during = info.Durability.During
+		t.wcfgSET = t.wcfg.Copy()
 		t.wcfg.RuntimeParams["synchronous_commit"] = info.Durability.During
+	}
+	if t.pooled {
+		info.Pooler = target.PoolerSession
 	}
 	t.info = info
 	return t, nil
@@ -231,7 +254,12 @@ func (t *pgTarget) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn,
 
 // readInfo reads the version and the settings snapshot.
 func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, error) {
-	t.here = onThisHost(ctx, c, t.cfg.Host)
+	if t.pooled {
+		// The DSN's host and the session's addresses are the pooler's.
+		t.here = localBackend(t.adminPID)
+	} else {
+		t.here = onThisHost(ctx, c, t.cfg.Host)
+	}
 	info := target.Info{Engine: "postgres", DSN: t.redactedDSN(), Local: t.here, Settings: map[string]string{}}
 	// The workers' sessions negotiate as this one did (the same sslmode
 	// and server): with sslmode=prefer, the default, that is TLS wherever
@@ -360,9 +388,31 @@ func (t *pgTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if closed {
 		return nil, errors.New("postgres: connect: target is closed")
 	}
-	c, err := t.connect(ctx, t.wcfg)
+	cfg := t.wcfg
+	if t.durBySET.Load() {
+		cfg = t.wcfgSET
+	}
+	c, err := t.connect(ctx, cfg)
+	if refused := startupRefused(err, "synchronous_commit"); refused != "" && t.during != "" && cfg != t.wcfgSET {
+		t.setDurabilityNote("synchronous_commit could not go in the sessions' start-up packets (" + oneLine(refused) + "): set with SET on each session")
+		t.durBySET.Store(true)
+		c, err = t.connect(ctx, t.wcfgSET)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if t.during != "" {
+		set, err := checkDurability(ctx, c, t.during)
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+			_ = c.Close(cctx)
+			cancel()
+			return nil, err
+		}
+		if set && !t.durBySET.Load() {
+			t.setDurabilityNote("synchronous_commit=" + t.during + " sent in the sessions' start-up packets did not reach the server (a connection pooler that drops start-up parameters?): set with SET on each session")
+			t.durBySET.Store(true)
+		}
 	}
 	w := &conn{c: c}
 	if s, ok := c.PgConn().Conn().(*sessConn); ok && !wireOff {

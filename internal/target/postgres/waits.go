@@ -442,7 +442,7 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 	}
 	target.AddHostCPU(out)
 	target.AddLogDevice(out, t.info.LogDevice)
-	if sec, n, ok := t.serverCPU(c); ok && n > 0 {
+	if sec, n, ok := t.serverCPU(ctx, c); ok && n > 0 {
 		out[target.CtrServerCPUSec] = sec
 		if t.postmaster > 0 {
 			if pids, ok := osstat.TreePids(t.postmaster); ok {
@@ -476,14 +476,14 @@ func (t *pgTarget) addDiagnosis(ctx context.Context, c *pgx.Conn, out map[string
 // interval of the restart misses the CPU of the gap, the later ones are
 // whole (before, server CPU was left out for the rest of the run). If the
 // new one cannot be found, the figure is left out from then on.
-func (t *pgTarget) serverCPU(c *pgx.Conn) (float64, int, bool) {
+func (t *pgTarget) serverCPU(ctx context.Context, c *pgx.Conn) (float64, int, bool) {
 	switch {
 	case t.postmaster > 0:
 		if sec, n, ok := osstat.TreeCPU(t.postmaster, "postgres"); ok {
 			t.cpuLast = t.cpuBase + sec
 			return t.cpuLast, n, true
 		}
-		pm, sec, n, ok := findPostmaster(c)
+		pm, sec, n, ok := findPostmaster(t.sessionPID(ctx, c))
 		if !ok {
 			t.postmaster = -2
 			return 0, 0, false
@@ -491,7 +491,7 @@ func (t *pgTarget) serverCPU(c *pgx.Conn) (float64, int, bool) {
 		t.postmaster, t.cpuBase = pm, t.cpuLast-sec
 		return t.cpuLast, n, true
 	case t.postmaster == 0:
-		pm, sec, n, ok := findPostmaster(c)
+		pm, sec, n, ok := findPostmaster(t.sessionPID(ctx, c))
 		if ok {
 			t.postmaster, t.cpuBase, t.cpuLast = pm, 0, sec
 			return sec, n, true
@@ -504,10 +504,14 @@ func (t *pgTarget) serverCPU(c *pgx.Conn) (float64, int, bool) {
 	return 0, 0, false
 }
 
-// findPostmaster finds the postmaster of c's backend, its parent, and
-// reads its tree's CPU seconds and process count.
-func findPostmaster(c *pgx.Conn) (pid int, sec float64, n int, ok bool) {
-	st, err := osstat.ReadPidStat(int(c.PgConn().PID()))
+// findPostmaster finds the postmaster of a backend (backend, its pid;
+// sessionPID), its parent, and reads its tree's CPU seconds and process
+// count.
+func findPostmaster(backend int64) (pid int, sec float64, n int, ok bool) {
+	if backend <= 0 {
+		return 0, 0, 0, false
+	}
+	st, err := osstat.ReadPidStat(int(backend))
 	if err != nil || st.Comm != "postgres" {
 		return 0, 0, 0, false
 	}

@@ -1,0 +1,173 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ceiling-db/ceiling/internal/osstat"
+	"github.com/ceiling-db/ceiling/internal/target"
+)
+
+// Connection poolers (PgBouncer, Pgpool-II, Odyssey, pgcat, cloud
+// providers' proxies) sit between ceiling and the server. A session
+// through one announces the pooler's own process id at start-up
+// (BackendKeyData), not the server backend's: the two differ where a
+// pooler is there, and agree where ceiling talks to the server itself.
+//
+// In session mode a client session keeps one server connection for its
+// whole life, and everything ceiling does works as it does directly. In
+// transaction or statement mode the pooler hands each transaction to
+// whichever server connection is free: ceiling's statements, prepared
+// once per session, meet sessions that never prepared them or that
+// already have them ("prepared statement \"ceiling_0\" already exists",
+// nearly half of the requests of single inserts through PgBouncer at 4
+// connections), the namespace lock is taken on one server connection and
+// left there, and no session's waits can be told apart. Open refuses
+// those modes with a one-line error.
+
+// backendPID is the pid of the server backend that runs c's queries,
+// asked with the simple protocol (no statement prepared, whatever the
+// pooler's mode).
+func backendPID(ctx context.Context, c *pgx.Conn) (int64, error) {
+	var pid int64
+	err := c.QueryRow(ctx, "SELECT pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&pid)
+	return pid, err
+}
+
+// checkPooler finds whether admin's session goes through a pooler and,
+// if so, whether the pooler keeps a server connection per session: it
+// opens a second session whose transaction holds a server connection
+// while admin asks for its backend twice, before and after that
+// transaction ends. Directly, or in session mode, admin's backend is the
+// same all along; in transaction mode the pooler gives admin another
+// server connection while the second session holds the first (PgBouncer
+// reuses the last server connection freed), and in statement mode it
+// refuses the transaction. It returns admin's backend pid and whether a
+// pooler is there, or an error naming the problem.
+func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64, pooled bool, err error) {
+	pid, err = backendPID(ctx, admin)
+	if err != nil {
+		return 0, false, fmt.Errorf("postgres: read the server backend's pid: %w", err)
+	}
+	if pid == int64(admin.PgConn().PID()) {
+		return pid, false, nil
+	}
+	other, err := t.connect(ctx, t.scfg)
+	if err != nil {
+		return 0, false, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		_ = other.Close(cctx)
+		cancel()
+	}()
+	refuse := func(why string) error {
+		return &openError{msg: "postgres: connect to " + t.redactedDSN() + ": the sessions go through a connection pooler in transaction or statement mode (" + why +
+			"): ceiling's sessions need a server connection each for their whole life (statements prepared once, the namespace lock, each session's waits); connect to the server itself, or through the pooler in session mode (PgBouncer: pool_mode = session)"}
+	}
+	if _, err := other.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) || strings.Contains(err.Error(), "transaction") {
+			return 0, false, refuse("a transaction block was refused: " + oneLine(target.Scrub(err.Error(), t.dsn)))
+		}
+		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+	}
+	held, err := backendPID(ctx, other)
+	if err != nil {
+		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+	}
+	during, err := backendPID(ctx, admin)
+	if err != nil {
+		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+	}
+	if _, err := other.Exec(ctx, "COMMIT", pgx.QueryExecModeSimpleProtocol); err != nil {
+		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+	}
+	after, err := backendPID(ctx, admin)
+	if err != nil {
+		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+	}
+	if during != pid || after != pid {
+		return 0, false, refuse(fmt.Sprintf("one session's queries ran on server backends %d, %d and %d, while another session's transaction held backend %d", pid, during, after, held))
+	}
+	return pid, true, nil
+}
+
+// localBackend says whether pid is a PostgreSQL backend on this host: the
+// server behind a pooler on this host may be on another.
+func localBackend(pid int64) bool {
+	st, err := osstat.ReadPidStat(int(pid))
+	return err == nil && st.Comm == "postgres"
+}
+
+// checkDurability makes sure c's session runs with the synchronous_commit
+// the run asked for (want). The setting goes in the start-up packet (no
+// extra round trip per request), but a pooler may drop start-up
+// parameters it does not know (PgBouncer's ignore_startup_parameters) or
+// refuse them; there, or where the value read back differs, it is set
+// with SET on the session, and a session that still differs is an
+// error: ceiling never reports a durability the server did not run. It
+// returns whether SET was needed.
+func checkDurability(ctx context.Context, c *pgx.Conn, want string) (set bool, err error) {
+	var got string
+	if err := c.QueryRow(ctx, "SHOW synchronous_commit", pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil {
+		return false, fmt.Errorf("postgres: read the session's synchronous_commit: %w", err)
+	}
+	if got == want {
+		return false, nil
+	}
+	if _, err := c.Exec(ctx, "SET synchronous_commit = "+want, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return true, fmt.Errorf("postgres: set synchronous_commit = %s on a session (it had %s): %w", want, got, err)
+	}
+	if err := c.QueryRow(ctx, "SHOW synchronous_commit", pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil {
+		return true, fmt.Errorf("postgres: read the session's synchronous_commit: %w", err)
+	}
+	if got != want {
+		return true, fmt.Errorf("postgres: a session's synchronous_commit is %s after SET synchronous_commit = %s", got, want)
+	}
+	return true, nil
+}
+
+// startupRefused returns a pooler's refusal of the start-up parameter
+// param (PgBouncer: "unsupported startup parameter: synchronous_commit"),
+// or "" where err is none.
+func startupRefused(err error, param string) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.Contains(pgErr.Message, "startup parameter") && strings.Contains(pgErr.Message, param) {
+		return pgErr.Message
+	}
+	return ""
+}
+
+// setDurabilityNote records what happened to the durability setting (the
+// result's target.durability.note).
+func (t *pgTarget) setDurabilityNote(note string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.info.Durability.Note != "" {
+		if strings.Contains(t.info.Durability.Note, note) {
+			return
+		}
+		note = t.info.Durability.Note + "; " + note
+	}
+	t.info.Durability.Note = note
+}
+
+// sessionPID is the pid of c's server backend: the one its session
+// announced, or through a pooler, the one the server names (0 if it
+// cannot be read).
+func (t *pgTarget) sessionPID(ctx context.Context, c *pgx.Conn) int64 {
+	if !t.pooled {
+		return int64(c.PgConn().PID())
+	}
+	pid, err := backendPID(ctx, c)
+	if err != nil {
+		return 0
+	}
+	return pid
+}
