@@ -217,6 +217,9 @@ func (e *env) runSweep(ctx context.Context, name string, w workload.Workload, f 
 		fmt.Fprintf(e.stdout, "running %s: %d batch sizes %v, %s, %s, closed loop, durability %s\n",
 			name, len(vals), vals, diagnose.Threads(f.threads), each, info.Durability.Mode)
 	}
+	if note := poolerNote(info, "each step"); note != "" {
+		fmt.Fprintln(e.stdout, "note: "+note)
+	}
 
 	var (
 		reps     [][]*runner.Result // each run's steps

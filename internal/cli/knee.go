@@ -471,6 +471,9 @@ func (e *env) printKneePlan(f *kneeFlags, slo knee.SLO, sp knee.Params, info tar
 	if note := oneWorkerNote(f.threads, f.threadsSet, info.Engine); note != "" {
 		fmt.Fprintln(e.stdout, "note: "+note)
 	}
+	if note := poolerNote(info, "each probe"); note != "" {
+		fmt.Fprintln(e.stdout, "note: "+note)
+	}
 	switch sp.Retries {
 	case 0:
 		fmt.Fprintln(e.stdout, "re-runs: none (--retries 0): a rate fails at its first failing probe")

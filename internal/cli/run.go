@@ -765,8 +765,12 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 	if note := inFlightNote(f.threads, cfg); note != "" {
 		fmt.Fprintf(e.stdout, "note: %s\n", note)
 	}
-	if info.Pooler != "" {
-		fmt.Fprintf(e.stdout, "note: the sessions go through a connection pooler (%s mode): the run ends with a wait of about 10 s for the server's pooled backends to publish their statistics, which they do once idle that long, not when ceiling's sessions end\n", info.Pooler)
+	what := "the run"
+	if _, ok := w.(workload.Isolator); ok && f.isolate > 0 {
+		what = "the run, and each operation run alone after it,"
+	}
+	if note := poolerNote(info, what); note != "" {
+		fmt.Fprintln(e.stdout, "note: "+note)
 	}
 
 	live := &report.Live{W: e.stdout, TTY: e.isTTY, Every: f.reportEvery, Cores: cores, NoBytes: workload.NoBytes(w)}
@@ -789,6 +793,16 @@ func (e *env) runOnce(ctx context.Context, t target.Target, name string, w workl
 // inFlightBudget: an open loop whose threads allow each request less
 // than this at its top rate gets inFlightNote's warning.
 const inFlightBudget = 10 * time.Millisecond
+
+// poolerNote says, before a run through a connection pooler, that each
+// of its runs (what: "the run", "each probe") ends with a wait for the
+// server's statistics (see the postgres target's Settle); "" without one.
+func poolerNote(info target.Info, what string) string {
+	if info.Pooler == "" {
+		return ""
+	}
+	return fmt.Sprintf("the sessions go through a connection pooler (%s mode): %s ends with a wait of about 10 s for the server's pooled backends to publish their statistics, which they do once idle that long, not when ceiling's sessions end", info.Pooler, what)
+}
 
 // inFlightNote says, for an open loop whose top rate leaves each request
 // less than inFlightBudget on the given threads (Little's law: threads ÷

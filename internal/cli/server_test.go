@@ -224,6 +224,68 @@ func TestPostgresCommitsPerRequest(t *testing.T) {
 	}
 }
 
+// TestPostgresThroughPooler runs single inserts at relaxed durability
+// through PgBouncer in session mode, whose default configuration refuses
+// the synchronous_commit start-up parameter: the run works, says it goes
+// through a pooler and waits for the pooled backends' statistics, and the
+// server's figures are a direct run's (about one commit and no WAL sync
+// per request: relaxed was in force). In transaction mode the run is
+// refused with one line and exit code 1.
+func TestPostgresThroughPooler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits 10 s for the pooled backends' statistics")
+	}
+	dsn := serverDSN(t, testenv.PostgresEnv)
+	out := t.TempDir()
+	pooled := testenv.PgBouncer(t, dsn, "session")
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", pooled, "-c", "2", "--ops", "3000", "--durability", "relaxed", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"through a connection pooler (session mode)", "the run ends with a wait of about 10 s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	var raw struct {
+		Target struct {
+			Pooler     string `json:"pooler"`
+			Durability struct {
+				During string `json:"during"`
+				Note   string `json:"note"`
+			} `json:"durability"`
+		} `json:"target"`
+		Costs struct {
+			CommitsPerOp  *float64 `json:"commits_per_op"`
+			LogSyncsPerOp *float64 `json:"log_syncs_per_op"`
+		} `json:"costs"`
+	}
+	b, err := os.ReadFile(mustGlob(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonUnmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	tg := raw.Target
+	if tg.Pooler != "session" || tg.Durability.During != "off" || !strings.Contains(tg.Durability.Note, "set with SET on each session") {
+		t.Errorf("target: pooler %q, durability during %q, note %q", tg.Pooler, tg.Durability.During, tg.Durability.Note)
+	}
+	c := raw.Costs
+	if c.CommitsPerOp == nil || c.LogSyncsPerOp == nil {
+		t.Fatalf("commits %s, log syncs %s per request: not measured", fmtPtr(c.CommitsPerOp), fmtPtr(c.LogSyncsPerOp))
+	}
+	t.Logf("through PgBouncer: %.3f commits, %.4f log syncs per request", *c.CommitsPerOp, *c.LogSyncsPerOp)
+	if *c.CommitsPerOp < 0.9 || *c.CommitsPerOp > 1.1 || *c.LogSyncsPerOp > 0.05 {
+		t.Errorf("%.3f commits and %.4f log syncs per request: want about 1 and about 0 (relaxed)", *c.CommitsPerOp, *c.LogSyncsPerOp)
+	}
+
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "single-inserts", "--db", testenv.PgBouncer(t, dsn, "transaction"), "--ops", "100", "--out", t.TempDir())
+	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "connection pooler in transaction or statement mode") {
+		t.Errorf("transaction pooling: exit %d, stderr %q; want 1 and one line naming the pooler's mode\nstdout:\n%s", code, stderr, stdout)
+	}
+}
+
 // TestMySQLDurabilityRestoredAfterInterrupt: innodb_flush_log_at_trx_commit
 // is global, so an interrupted run must still put it back.
 func TestMySQLDurabilityRestoredAfterInterrupt(t *testing.T) {
