@@ -77,11 +77,12 @@ type myTarget struct {
 	db  *sql.DB
 	io  ioMode // how worker sessions wait (workerIO)
 	// connectTimeout bounds establishing a session (conn); addr is the
-	// server's, and caGiven whether the DSN named a CA (ssl-ca), for its
-	// error.
+	// server's, caGiven whether the DSN named a CA (ssl-ca) and plain
+	// whether it asked for no TLS, for its error.
 	connectTimeout time.Duration
 	addr           string
 	caGiven        bool
+	plain          bool
 
 	mu      sync.Mutex // guards info, changed and closed
 	info    target.Info
@@ -150,7 +151,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		db.SetMaxOpenConns(2*opts.MaxConns + 8)
 	}
 	t := &myTarget{dsn: opts.DSN, db: db, io: workerIO(opts.MaxConns, opts.Multiplexed, opts.OpenLoop), connectTimeout: cfg.Timeout, addr: cfg.Addr,
-		caGiven: cfg.TLS != nil && cfg.TLS.RootCAs != nil}
+		caGiven: cfg.TLS != nil && cfg.TLS.RootCAs != nil, plain: cfg.TLS == nil}
 
 	slot := &dialSlot{} // the admin session's socket, for onThisHost
 	admin, err := t.conn(context.WithValue(ctx, dialSlotKey{}, slot))
@@ -197,7 +198,15 @@ func (t *myTarget) conn(ctx context.Context) (*sql.Conn, error) {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			msg = target.NoReply("MySQL or MariaDB", t.addr, t.connectTimeout, "timeout=")
 		}
-		return nil, &openError{msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + msg + target.CertHint(err, "ssl-ca", t.caGiven, "tls=skip-verify"), err: err}
+		hint := target.CertHint(err, "ssl-ca", t.caGiven, "tls=skip-verify")
+		var myErr *mysql.MySQLError
+		if t.plain && errors.As(err, &myErr) && myErr.Number == erAccessDenied {
+			// MariaDB refuses an unencrypted login to a server with
+			// require_secure_transport ON with this error too (MySQL
+			// says so: error 3159).
+			hint = " (if the user and password are right: a MariaDB server with require_secure_transport=ON refuses unencrypted logins with this same error; ?tls=true or ?ssl-ca=FILE in the DSN encrypts them)"
+		}
+		return nil, &openError{msg: "mysql: connect to " + target.Redact(t.dsn) + ": " + msg + hint, err: err}
 	}
 	return c, nil
 }
@@ -544,6 +553,9 @@ func sessionTLS(ctx context.Context, db *sql.Conn) string {
 	// "TLSv1.3" as Go names it, "TLS 1.3".
 	return strings.Replace(st["ssl_version"], "TLSv", "TLS ", 1) + ", " + st["ssl_cipher"]
 }
+
+// erAccessDenied is the server refusing a login (ER_ACCESS_DENIED_ERROR).
+const erAccessDenied = 1045
 
 // denied says whether err is the server refusing this user something:
 // a privilege (1227), a database (1044), a table (1142) or a column (1143).

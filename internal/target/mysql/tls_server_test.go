@@ -15,7 +15,9 @@ import (
 // ssl-ca names (.ci/run makes them): ssl-ca verifies the server and the
 // sessions are encrypted; the certificate is checked against the DSN's host
 // (by the name localhost the same server is refused); without ssl-ca the
-// system's CAs refuse it, and the error says what to do; a user that must
+// system's CAs refuse it, and the error says what to do (also where the
+// server requires TLS and MariaDB refuses a plain login as a wrong
+// password); a user that must
 // present a client certificate logs in with ssl-cert and ssl-key, and is
 // refused without them.
 func TestTLS(t *testing.T) {
@@ -64,6 +66,26 @@ func TestTLS(t *testing.T) {
 		other, _, _ := testenv.SelfSignedCA(t)
 		checkOpenError(t, target.Options{DSN: with("", map[string]string{"ssl-ca": other})},
 			"certificate signed by unknown authority (no CA certificate in the DSN's ssl-ca signed the server's")
+	})
+	t.Run("secure transport required", func(t *testing.T) {
+		// MariaDB refuses an unencrypted login with "Access denied" when
+		// the server requires TLS: the error says that this may be why.
+		db, err := rawDB(dsn) // encrypted: it can turn the setting off again
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := db.Exec("SET GLOBAL require_secure_transport = OFF"); err != nil {
+				t.Errorf("restore require_secure_transport: %v", err)
+			}
+			_ = db.Close()
+		})
+		if _, err := db.ExecContext(testCtx(t), "SET GLOBAL require_secure_transport = ON"); err != nil {
+			t.Fatal(err)
+		}
+		checkOpenError(t, target.Options{DSN: with("", map[string]string{"ssl-ca": ""})},
+			"require_secure_transport=ON refuses unencrypted logins with this same error; ?tls=true or ?ssl-ca=FILE in the DSN encrypts them")
+		openTarget(t, dsn, target.DurabilityServer) // encrypted: let in
 	})
 	t.Run("client certificate", func(t *testing.T) {
 		db, err := rawDB(dsn)
