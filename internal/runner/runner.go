@@ -661,13 +661,18 @@ func (r *run) settle(ctx context.Context) {
 	}
 	// A Settler bounds its own wait (PostgreSQL: 2 s, or 10.5 s through a
 	// connection pooler, whose backends publish late); an interrupted run
-	// waits 3 s at most, so that Ctrl-C ends it promptly.
+	// waits 3 s at most, and a Ctrl-C during a longer wait ends it, so
+	// that Ctrl-C ends the run promptly.
 	bound := settleBound
 	if ctx.Err() != nil {
 		bound = 3 * time.Second
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
+	if bound > 3*time.Second {
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+	}
 	_ = s.Settle(sctx) // best effort: the evidence is then up to a second short
 }
 

@@ -525,6 +525,35 @@ func (b *busySettleTarget) Settle(context.Context) error {
 	return nil
 }
 
+// cancelSettleTarget, asked to settle, cancels the run's context (a
+// Ctrl-C during the wait) and records how its own context ended.
+type cancelSettleTarget struct {
+	fakeTarget
+	cancelRun context.CancelFunc
+	ended     error
+}
+
+func (c *cancelSettleTarget) Settle(ctx context.Context) error {
+	c.cancelRun()
+	<-ctx.Done()
+	c.ended = ctx.Err()
+	return ctx.Err()
+}
+
+// A Ctrl-C while a run waits for its target to settle (through a
+// connection pooler, 10 s) ends the wait at once rather than at its bound.
+func TestSettleEndsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tg := &cancelSettleTarget{cancelRun: cancel}
+	if _, err := Run(ctx, Config{Threads: 1, Ops: 20}, tg, &fakeWorkload{}); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(tg.ended, context.Canceled) {
+		t.Errorf("the settle's context ended with %v, want canceled by the run's (not its %v bound)", tg.ended, settleBound)
+	}
+}
+
 // The last interval of a timed run ends with it and lasts about an
 // interval: a tick due just before the end no longer leaves a sliver of a
 // few milliseconds (whose rates and CPU share were noise, e.g. a console

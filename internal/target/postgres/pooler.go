@@ -72,7 +72,9 @@ func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64,
 	}
 	if _, err := other.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) || strings.Contains(err.Error(), "transaction") {
+		if errors.As(err, &pgErr) {
+			// PgBouncer in statement mode: "transaction blocks not
+			// allowed in statement pooling mode".
 			return 0, false, refuse("a transaction block was refused: " + oneLine(target.Scrub(err.Error(), t.dsn)))
 		}
 		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
