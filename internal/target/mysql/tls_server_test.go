@@ -92,8 +92,13 @@ func TestTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.Close()
 		const acct = "'ceiling_t_x509'@'%'"
+		t.Cleanup(func() {
+			if _, err := db.Exec("DROP USER IF EXISTS " + acct); err != nil {
+				t.Errorf("drop %s: %v", acct, err)
+			}
+			_ = db.Close()
+		})
 		for _, q := range []string{
 			"DROP USER IF EXISTS " + acct,
 			"CREATE USER " + acct + " REQUIRE X509",
@@ -103,7 +108,6 @@ func TestTLS(t *testing.T) {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
-		t.Cleanup(func() { _, _ = db.Exec("DROP USER IF EXISTS " + acct) })
 		v := *u
 		v.User = url.User("ceiling_t_x509")
 		dir := filepath.Dir(ca)
