@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,7 +56,10 @@ type env struct {
 
 // Run runs ceiling with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, isTTY: isTerminal(stdout)}
+	isTTY := isTerminal(stdout)
+	ctx, stdout, release := watchPipe(ctx, stdout)
+	defer release()
+	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, isTTY: isTTY}
 	root := e.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -72,6 +76,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				limit += " (max_connections = " + e.maxConns + ")"
 			}
 			msg += fmt.Sprintf(" — workers 0-%d had connected: -c %d plus ceiling's own sessions (2-3) may exceed %s", ce.Worker-1, ce.Workers, limit)
+		}
+		var sig Signal
+		if errors.As(context.Cause(ctx), &sig) {
+			switch {
+			case errors.Is(err, context.Canceled):
+				// Stopped before there was a result to write: say so
+				// first, not as a failure of what was under way.
+				msg = sig.Error() + ", before a result (" + msg + ")"
+			case sig.Sig == syscall.SIGPIPE:
+				// Not a signal the user sent: say why it stopped.
+				msg = sig.Error() + ": " + msg
+			}
 		}
 		if e.dsnUsed != "" {
 			msg = target.Scrub(msg, e.dsnUsed)

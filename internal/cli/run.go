@@ -156,7 +156,9 @@ confidence interval, in one result.`
 ` + prepares + `runs the warm-up (excluded from the figures), then measures for --duration or
 until --ops requests are done, printing a line per interval. It ends with a
 summary on the console and a JSON result in --out. Ctrl-C stops the run
-cleanly, still writes the (partial) result, and exits with status 130.
+cleanly, still writes the (partial) result, and exits with status 130 (a
+pipe on standard output whose reader went away, as in | head, stops it
+the same way, with status 141).
 
 By default the load is a closed loop: each of the -c workers sends its next
 request as soon as the previous one returns. --threads-ramp runs one such

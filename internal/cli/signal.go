@@ -14,7 +14,12 @@ import (
 // Signal is the cause of a context that SignalContext cancelled.
 type Signal struct{ Sig syscall.Signal }
 
-func (s Signal) Error() string { return "stopped by " + s.Sig.String() }
+func (s Signal) Error() string {
+	if s.Sig == syscall.SIGPIPE {
+		return "stopped: the reader of standard output went away (broken pipe)"
+	}
+	return "stopped by " + s.Sig.String()
+}
 
 // stopSignals are the signals that stop a command cleanly: Ctrl-C, SIGTERM,
 // and SIGHUP (the terminal or the SSH session the run was started from
@@ -34,6 +39,9 @@ var unrestored atomic.Pointer[string]
 // setting it leaves changed, if any). stop releases the handler.
 func SignalContext(stderr io.Writer) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	// A closed pipe on standard output is then an error of the write
+	// (pipeOut), not the end of the process.
+	ignorePipe()
 	ch := make(chan os.Signal, 2) // both, when the second comes at once
 	signal.Notify(ch, stopSignals...)
 	done := make(chan struct{})

@@ -12,3 +12,6 @@ import (
 func reraise(sig syscall.Signal) {
 	os.Exit(128 + int(sig))
 }
+
+// ignorePipe: no SIGPIPE here; a write to a closed pipe fails (pipeOut).
+func ignorePipe() {}

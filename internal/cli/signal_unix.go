@@ -15,3 +15,8 @@ func reraise(sig syscall.Signal) {
 	_ = syscall.Kill(os.Getpid(), sig)
 	select {} // the signal ends the process
 }
+
+// ignorePipe makes a write to a pipe whose reader has gone fail with
+// EPIPE instead of ending the process (SIGPIPE's default action, which Go
+// keeps for standard output and error).
+func ignorePipe() { signal.Ignore(syscall.SIGPIPE) }
