@@ -40,15 +40,17 @@ func backendPID(ctx context.Context, c *pgx.Conn) (int64, error) {
 }
 
 // checkPooler finds whether admin's session goes through a pooler and,
-// if so, whether the pooler keeps a server connection per session: it
-// opens a second session whose transaction holds a server connection
-// while admin asks for its backend twice, before and after that
-// transaction ends. Directly, or in session mode, admin's backend is the
-// same all along; in transaction mode the pooler gives admin another
-// server connection while the second session holds the first (PgBouncer
-// reuses the last server connection freed), and in statement mode it
-// refuses the transaction. It returns admin's backend pid and whether a
-// pooler is there, or an error naming the problem.
+// if so, whether the pooler keeps a server connection per session. Up to
+// poolerHolders more sessions each open a transaction, which holds a
+// server connection, and admin asks for its backend after each. Directly,
+// or in session mode, admin keeps its own backend all along and no other
+// session gets it. In transaction mode admin's backend is free between
+// its queries, so a holder gets it (PgBouncer hands out the server
+// connection freed last, or with server_round_robin the one idle
+// longest: the holders take the idle ones until admin's comes round) and
+// admin's next query runs elsewhere; in statement mode the pooler refuses
+// the transaction. It returns admin's backend pid and whether a pooler is
+// there, or an error naming the problem.
 func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64, pooled bool, err error) {
 	pid, err = backendPID(ctx, admin)
 	if err != nil {
@@ -57,47 +59,61 @@ func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64,
 	if pid == int64(admin.PgConn().PID()) {
 		return pid, false, nil
 	}
-	other, err := t.connect(ctx, t.scfg)
-	if err != nil {
-		return 0, false, err
-	}
+	var holders []*pgx.Conn
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-		_ = other.Close(cctx)
-		cancel()
-	}()
-	refuse := func(why string) error {
-		return &openError{msg: "postgres: connect to " + t.redactedDSN() + ": the sessions go through a connection pooler in transaction or statement mode (" + why +
-			"): ceiling's sessions need a server connection each for their whole life (statements prepared once, the namespace lock, each session's waits); connect to the server itself, or through the pooler in session mode (PgBouncer: pool_mode = session)"}
-	}
-	if _, err := other.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			// PgBouncer in statement mode: "transaction blocks not
-			// allowed in statement pooling mode".
-			return 0, false, refuse("a transaction block was refused: " + oneLine(target.Scrub(err.Error(), t.dsn)))
+		defer cancel()
+		for _, h := range holders {
+			_ = h.Close(cctx) // ends its transaction too
 		}
-		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
-	}
-	held, err := backendPID(ctx, other)
-	if err != nil {
-		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
-	}
-	during, err := backendPID(ctx, admin)
-	if err != nil {
-		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
-	}
-	if _, err := other.Exec(ctx, "COMMIT", pgx.QueryExecModeSimpleProtocol); err != nil {
-		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
-	}
-	after, err := backendPID(ctx, admin)
-	if err != nil {
-		return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
-	}
-	if during != pid || after != pid {
-		return 0, false, refuse(fmt.Sprintf("one session's queries ran on server backends %d, %d and %d, while another session's transaction held backend %d", pid, during, after, held))
+	}()
+	for range poolerHolders {
+		h, err := t.connect(ctx, t.scfg)
+		if err != nil {
+			return 0, false, err
+		}
+		holders = append(holders, h)
+		if _, err := h.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				// PgBouncer in statement mode: "transaction blocks not
+				// allowed in statement pooling mode".
+				return 0, false, t.poolerRefusal("a transaction block was refused: " + oneLine(target.Scrub(err.Error(), t.dsn)))
+			}
+			return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+		}
+		held, err := backendPID(ctx, h)
+		if err != nil {
+			return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+		}
+		now, err := backendPID(ctx, admin)
+		if err != nil {
+			return 0, false, fmt.Errorf("postgres: check the connection pooler: %w", err)
+		}
+		if held == pid || now != pid {
+			return 0, false, t.poolerRefusal(fmt.Sprintf("another session's transaction got the server backend one session had run on (%d), which then ran on %d", pid, now))
+		}
 	}
 	return pid, true, nil
+}
+
+// poolerHolders is how many sessions checkPooler opens, at most, to find
+// a pooler in transaction mode.
+const poolerHolders = 4
+
+// poolerRefusal is Open's error for a pooler in transaction or statement
+// mode (why: what showed it).
+func (t *pgTarget) poolerRefusal(why string) error {
+	return &openError{msg: "postgres: connect to " + t.redactedDSN() + ": the sessions go through a connection pooler in transaction or statement mode (" + why +
+		"): ceiling's sessions need a server connection each for their whole life (statements prepared once, the namespace lock, each session's waits); connect to the server itself, or through the pooler in session mode (PgBouncer: pool_mode = session)"}
+}
+
+// sharedStatements says whether err is the server not finding a statement
+// the session prepared (SQLSTATE 26000), as through a pooler that runs a
+// session's transactions on other server connections.
+func sharedStatements(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "26000"
 }
 
 // localBackend says whether pid is a PostgreSQL backend on this host: the

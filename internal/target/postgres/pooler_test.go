@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/ceiling-db/ceiling/internal/target"
 	"github.com/ceiling-db/ceiling/internal/testenv"
 )
@@ -57,10 +59,31 @@ func TestPoolerSession(t *testing.T) {
 // line that says why and what to do.
 func TestPoolerRefused(t *testing.T) {
 	dsn := testDB(t, "ceiling_test_pg")
-	for _, mode := range []string{"transaction", "statement"} {
-		t.Run(mode, func(t *testing.T) {
-			checkOpenError(t, testenv.PgBouncer(t, dsn, mode),
-				"the sessions go through a connection pooler in transaction or statement mode")
+	for _, tc := range []struct {
+		name, mode string
+		extra      []string
+		idle       int // server connections left idle in the pool first
+	}{
+		{"transaction", "transaction", nil, 0},
+		// The server connection idle longest first, not the one freed
+		// last, with three idle before ceiling's sessions come.
+		{"transaction round robin", "transaction", []string{"server_round_robin = 1"}, 3},
+		{"statement", "statement", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pooled := testenv.PgBouncer(t, dsn, tc.mode, tc.extra...)
+			var open []*pgx.Conn
+			for range tc.idle { // each holds a server connection at once
+				c := otherClient(t, pooled)
+				if _, err := c.Exec(testCtx(t), "BEGIN"); err != nil {
+					t.Fatal(err)
+				}
+				open = append(open, c)
+			}
+			for _, c := range open {
+				_ = c.Close(context.Background())
+			}
+			checkOpenError(t, pooled, "the sessions go through a connection pooler in transaction or statement mode")
 		})
 	}
 }

@@ -174,6 +174,11 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	info, err := t.readInfo(ctx, admin)
 	if err != nil {
 		_ = admin.Close(ctx)
+		if t.pooled && sharedStatements(err) {
+			// A pooler in transaction mode that checkPooler's sessions
+			// did not catch out.
+			return nil, t.poolerRefusal("a statement this session prepared was not found: " + oneLine(target.Scrub(err.Error(), t.dsn)))
+		}
 		return nil, err
 	}
 	// Find the statistics views now, so that Info can say what evidence
