@@ -68,7 +68,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		msg := err.Error()
 		var ce *runner.ConnectError
-		if errors.As(err, &ce) && ce.Worker > 0 {
+		if errors.As(err, &ce) && ce.Worker > 0 && !errors.Is(err, target.ErrPoolerFull) {
 			// The first workers connected, a later one could not: most
 			// often the server's connection limit.
 			limit := "the server's connection limit"

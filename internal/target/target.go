@@ -550,6 +550,11 @@ func (f FileStat) TimedIO() (ios, ns int64) {
 	return f.Reads + f.Writes, f.ReadNs + f.WriteNs
 }
 
+// ErrPoolerFull marks a worker's session that a connection pooler gave
+// no server connection: its pool is smaller than the run's sessions (not
+// the server's connection limit).
+var ErrPoolerFull = errors.New("the connection pooler gave the session no server connection")
+
 // ErrBadDSN marks a DSN that cannot be parsed (a usage error, exit code 2).
 var ErrBadDSN = errors.New("malformed DSN")
 

@@ -91,10 +91,12 @@ auth_type = trust
 auth_file = %s
 pool_mode = %s
 max_client_conn = 200
-default_pool_size = 40
 logfile = %s
 %s
 `, host, port, listen, filepath.Join(dir, "users.txt"), mode, filepath.Join(dir, "pgbouncer.log"), strings.Join(extra, "\n"))
+	if !strings.Contains(strings.Join(extra, "\n"), "default_pool_size") {
+		cfg += "default_pool_size = 40\n"
+	}
 	for name, body := range map[string]string{
 		"pgbouncer.ini": cfg,
 		"users.txt":     fmt.Sprintf("%q \"\"\n", pgUser),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -73,7 +74,18 @@ func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64,
 			return 0, false, err
 		}
 		holders = append(holders, h)
-		if _, err := h.Exec(ctx, "BEGIN", pgx.QueryExecModeSimpleProtocol); err != nil {
+		// In session mode with every server connection of the pool held
+		// (a small pool, ceiling's admin session among them), a new
+		// session waits for one until another session ends: the holders
+		// then stop, in transaction mode they would have had admin's.
+		hctx, cancel := context.WithTimeout(ctx, poolerHoldWait)
+		_, err = h.Exec(hctx, "BEGIN", pgx.QueryExecModeSimpleProtocol)
+		full := err != nil && ctx.Err() == nil && hctx.Err() != nil
+		cancel()
+		if full {
+			break
+		}
+		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) {
 				// PgBouncer in statement mode: "transaction blocks not
@@ -98,8 +110,12 @@ func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64,
 }
 
 // poolerHolders is how many sessions checkPooler opens, at most, to find
-// a pooler in transaction mode.
-const poolerHolders = 4
+// a pooler in transaction mode; poolerHoldWait how long each waits for a
+// server connection.
+const (
+	poolerHolders  = 4
+	poolerHoldWait = 2 * time.Second
+)
 
 // poolerRefusal is Open's error for a pooler in transaction or statement
 // mode (why: what showed it).
@@ -188,4 +204,30 @@ func (t *pgTarget) sessionPID(ctx context.Context, c *pgx.Conn) int64 {
 		return 0
 	}
 	return pid
+}
+
+// poolerAssignWait is how long a worker's session through a pooler may
+// wait for its server connection before Connect gives up.
+const poolerAssignWait = 5 * time.Second
+
+// checkAssigned makes sure a worker's session through a pooler got a
+// server connection. In session mode a pool whose server connections are
+// all held by other sessions (ceiling's own included) makes a new session
+// wait until one ends, which in a run is its end: the worker would wait
+// the whole run (seen: -c 24 through PgBouncer's default pool of 20, 7
+// workers never ran, and the result said 24 threads). It closes c on
+// failure.
+func (t *pgTarget) checkAssigned(ctx context.Context, c *pgx.Conn) error {
+	actx, cancel := context.WithTimeout(ctx, poolerAssignWait)
+	defer cancel()
+	if _, err := backendPID(actx, c); err != nil {
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		_ = c.Close(cctx)
+		ccancel()
+		if ctx.Err() == nil && actx.Err() != nil {
+			return fmt.Errorf("postgres: connect to %s: %w within %v: its pool is smaller than ceiling's sessions (the workers and ceiling's own 2-3), all holding theirs in session mode; raise the pool's size (PgBouncer: default_pool_size, max_db_connections) or lower -c", t.redactedDSN(), target.ErrPoolerFull, poolerAssignWait)
+		}
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -181,5 +182,25 @@ func TestPoolerForeignCPU(t *testing.T) {
 	t.Logf("backend %s, the worker's then the other client's: foreign CPU %.3f s since", workerPID, d[target.CtrForeignCPUSec])
 	if _, ok := after.Counters[target.CtrForeignCPUSec]; !ok || d[target.CtrForeignCPUSec] > 0.05 {
 		t.Errorf("foreign CPU %.3f s (present %v) after the worker's backend passed to an idle client: want present and about 0, the worker's query being ceiling's", d[target.CtrForeignCPUSec], ok)
+	}
+}
+
+// TestPoolerFull: a session mode pool smaller than ceiling's sessions left
+// the last workers waiting for a server connection the whole run (-c 24
+// through PgBouncer's default pool of 20: 7 never ran, while the result
+// said 24 threads). Connect now gives up on such a session with an error
+// that names the pool, not the server's connection limit.
+func TestPoolerFull(t *testing.T) {
+	pooled := testenv.PgBouncer(t, testDB(t, "ceiling_test_pg"), "session", "default_pool_size = 2")
+	tg := openTarget(t, pooled, target.DurabilityServer) // the admin session holds one
+	connect(t, tg)                                       // the second
+	ctx := testCtx(t)
+	c, err := tg.Connect(ctx)
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("a third session through a pool of 2 connected")
+	}
+	if !errors.Is(err, target.ErrPoolerFull) || !strings.Contains(err.Error(), "default_pool_size") {
+		t.Errorf("error %q: want ErrPoolerFull, naming the pool's size", err)
 	}
 }

@@ -406,6 +406,11 @@ func (t *pgTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.pooled {
+		if err := t.checkAssigned(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	if t.during != "" {
 		set, err := checkDurability(ctx, c, t.during)
 		if err != nil {
