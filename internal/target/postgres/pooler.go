@@ -62,10 +62,8 @@ func (t *pgTarget) checkPooler(ctx context.Context, admin *pgx.Conn) (pid int64,
 	}
 	var holders []*pgx.Conn
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-		defer cancel()
 		for _, h := range holders {
-			_ = h.Close(cctx) // ends its transaction too
+			closeSession(ctx, h) // ends its transaction too
 		}
 	}()
 	for range poolerHolders {
@@ -215,19 +213,46 @@ const poolerAssignWait = 5 * time.Second
 // all held by other sessions (ceiling's own included) makes a new session
 // wait until one ends, which in a run is its end: the worker would wait
 // the whole run (seen: -c 24 through PgBouncer's default pool of 20, 7
-// workers never ran, and the result said 24 threads). It closes c on
-// failure.
+// workers never ran, and the result said 24 threads).
 func (t *pgTarget) checkAssigned(ctx context.Context, c *pgx.Conn) error {
 	actx, cancel := context.WithTimeout(ctx, poolerAssignWait)
 	defer cancel()
 	if _, err := backendPID(actx, c); err != nil {
-		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-		_ = c.Close(cctx)
-		ccancel()
 		if ctx.Err() == nil && actx.Err() != nil {
 			return fmt.Errorf("postgres: connect to %s: %w within %v: its pool is smaller than ceiling's sessions (the workers and ceiling's own 2-3), all holding theirs in session mode; raise the pool's size (PgBouncer: default_pool_size, max_db_connections) or lower -c", t.redactedDSN(), target.ErrPoolerFull, poolerAssignWait)
 		}
 		return fmt.Errorf("postgres: connect: %w", err)
 	}
 	return nil
+}
+
+// checkSession checks a new worker session before its first request:
+// through a pooler, that it got a server connection (checkAssigned); at
+// --durability full or relaxed, that it runs with the setting asked for
+// (checkDurability), noting the first time SET had to put it there.
+func (t *pgTarget) checkSession(ctx context.Context, c *pgx.Conn) error {
+	if t.pooled {
+		if err := t.checkAssigned(ctx, c); err != nil {
+			return err
+		}
+	}
+	if t.during == "" {
+		return nil
+	}
+	set, err := checkDurability(ctx, c, t.during)
+	if err != nil {
+		return err
+	}
+	if set && !t.durBySET.Load() {
+		t.setDurabilityNote("synchronous_commit=" + t.during + " sent in the sessions' start-up packets did not reach the server (a connection pooler that drops start-up parameters?): set with SET on each session")
+		t.durBySET.Store(true)
+	}
+	return nil
+}
+
+// closeSession closes c within closeTimeout, also once ctx is done.
+func closeSession(ctx context.Context, c *pgx.Conn) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	_ = c.Close(cctx)
 }

@@ -406,23 +406,9 @@ func (t *pgTarget) Connect(ctx context.Context) (target.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.pooled {
-		if err := t.checkAssigned(ctx, c); err != nil {
-			return nil, err
-		}
-	}
-	if t.during != "" {
-		set, err := checkDurability(ctx, c, t.during)
-		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-			_ = c.Close(cctx)
-			cancel()
-			return nil, err
-		}
-		if set && !t.durBySET.Load() {
-			t.setDurabilityNote("synchronous_commit=" + t.during + " sent in the sessions' start-up packets did not reach the server (a connection pooler that drops start-up parameters?): set with SET on each session")
-			t.durBySET.Store(true)
-		}
+	if err := t.checkSession(ctx, c); err != nil {
+		closeSession(ctx, c)
+		return nil, err
 	}
 	w := &conn{c: c}
 	if s, ok := c.PgConn().Conn().(*sessConn); ok && !wireOff {
