@@ -301,6 +301,11 @@ func (e *env) knee(ctx context.Context, name string, w workload.Workload, f *kne
 		}
 	}()
 	info := t.Info()
+	if f.shard.s != nil {
+		if err := shardReadOnly(info); err != nil {
+			return err
+		}
+	}
 	if err := e.prepareWorkload(ctx, t, name, w); err != nil {
 		return err
 	}

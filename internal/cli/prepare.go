@@ -73,6 +73,13 @@ func (e *env) prepareCmd() *cobra.Command {
 					return err
 				}
 				defer closeTarget(t)
+				if info := t.Info(); info.ReadOnly != "" {
+					then := ""
+					if reusable {
+						then = fmt.Sprintf("; then `ceiling run %s --reuse` here reads the tables it made", name)
+					}
+					return fmt.Errorf("%s takes no writes (%s): prepare %s on the primary%s", info.DSN, info.ReadOnly, name, then)
+				}
 				start := time.Now()
 				if err := w.Prepare(ctx, t, e.stdout); err != nil {
 					if ctx.Err() != nil {
@@ -193,6 +200,9 @@ func (e *env) withExisting(ctx context.Context, f *targetFlags, clean func(conte
 		return err
 	}
 	defer closeTarget(t)
+	if info := t.Info(); info.ReadOnly != "" {
+		return fmt.Errorf("%s takes no writes (%s): clean up on the primary, from which the drops reach its replicas", info.DSN, info.ReadOnly)
+	}
 	return clean(ctx, t)
 }
 

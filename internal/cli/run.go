@@ -560,6 +560,11 @@ func (e *env) run(ctx context.Context, name string, w workload.Workload, f *runF
 		}
 	}()
 	info := t.Info()
+	if f.shard.s != nil {
+		if err := shardReadOnly(info); err != nil {
+			return err
+		}
+	}
 
 	cores := runtime.NumCPU()
 	params := runParams(name, w, cfg, info, cores)

@@ -395,3 +395,12 @@ func readShardInputs(args []string) ([]htmlreport.Input, error) {
 	}
 	return out, nil
 }
+
+// shardReadOnly refuses a sharded run or knee search on a server that
+// takes no writes (info.ReadOnly): the shards meet in a table there.
+func shardReadOnly(info target.Info) error {
+	if info.ReadOnly == "" {
+		return nil
+	}
+	return fmt.Errorf("--shard: %s takes no writes (%s), and the shards meet in a table there: run one ceiling without --shard (-c sets its workers), or shard against the primary", info.DSN, info.ReadOnly)
+}

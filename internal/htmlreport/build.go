@@ -155,6 +155,9 @@ func testBlocks(r *report.Result) []Block {
 	if r.Target.Pooler != "" {
 		kv(&rows, "connection pooler", r.Target.Pooler+" mode: one server connection per session; server figures include its other clients' sessions, latencies its hop")
 	}
+	if r.Target.ReadOnly != "" {
+		kv(&rows, "read-only server", r.Target.ReadOnly+": the tables were prepared on its primary")
+	}
 	kv(&rows, "load model", loadText(r))
 	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
 	if sh := r.Load.Shard; sh != nil {

@@ -312,6 +312,9 @@ func PrintSummary(w io.Writer, r *Result) {
 	if r.Target.Pooler != "" {
 		fmt.Fprintf(w, ", through a connection pooler (%s mode)", r.Target.Pooler)
 	}
+	if r.Target.ReadOnly != "" {
+		fmt.Fprintf(w, ", read-only server (%s)", r.Target.ReadOnly)
+	}
 	fmt.Fprintln(w)
 	if e := r.Target.Emulation; e != nil {
 		fmt.Fprintf(w, "   files held to profile %s's limits while measuring (--emulate)\n", e.Profile)

@@ -129,6 +129,12 @@ type Info struct {
 	// figures then include the pooler's server connections of other
 	// clients, and the latencies the pooler's own hop.
 	Pooler string `json:"pooler,omitempty"`
+	// ReadOnly says why the server takes no writes from ceiling's
+	// sessions ("a hot standby: pg_is_in_recovery() is true", "read_only
+	// is ON"); empty when it takes them or could not be told. There
+	// ceiling only runs workloads that read, on tables prepared on the
+	// primary (--reuse), and changes no setting.
+	ReadOnly string `json:"read_only,omitempty"`
 	// NamespaceLock tells what happened to the namespace lock (Exclusive)
 	// during the run, when something did: ceiling's sessions were lost (a
 	// restart, an administrator ending them) and the lock with them, and
@@ -570,6 +576,14 @@ const ConnectTimeout = 10 * time.Second
 // names the DSN's setting of the bound.
 func NoReply(engine, addr string, d time.Duration, param string) string {
 	return fmt.Sprintf("no reply from %s within %v: is a %s server listening there, and up? (%s in the DSN sets the wait)", addr, d, engine, param)
+}
+
+// ReadOnlyDurability is the error of Open for --durability full or
+// relaxed (d) on a server that takes no writes (why, Info.ReadOnly):
+// ceiling commits nothing there to make durable, and changes no setting
+// of a server that is read-only, as a replica usually is.
+func ReadOnlyDurability(engine, dsn, why string, d Durability) error {
+	return fmt.Errorf("%s: %s takes no writes (%s): there is nothing of ceiling's to commit there, so --durability %s has nothing to change; leave it out", engine, dsn, why, d)
 }
 
 // PoolerSession is Info.Pooler for a pooler in session mode.

@@ -55,12 +55,7 @@ func PgBouncer(t testing.TB, pgDSN, mode string, extra ...string) string {
 		pgUser = u.User.Username()
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	listen := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
+	listen := freePort(t)
 
 	// PgBouncer refuses to run as root: started as root it is told to
 	// become postgres, which must then read the configuration and write

@@ -33,3 +33,37 @@ func TestLookupSuggests(t *testing.T) {
 		t.Errorf("tpcc: %v", err)
 	}
 }
+
+type fakeReader struct {
+	Workload
+	reads, reusing bool
+}
+
+func (f fakeReader) ReadsOnly() bool { return f.reads }
+func (f fakeReader) Reusing() bool   { return f.reusing }
+
+// TestReadOnlyError: on a server that takes no writes only a workload that
+// reads tables prepared before runs; the others are told what to do.
+func TestReadOnlyError(t *testing.T) {
+	const why = "a hot standby"
+	for name, tc := range map[string]struct {
+		w    Workload
+		want string
+	}{
+		"writer":          {fakeReader{}, "w changes rows, and db takes no writes (a hot standby): run it on the primary"},
+		"not a Reader":    {nil, "w changes rows"},
+		"reader, no load": {fakeReader{reads: true}, "db takes no writes (a hot standby), so the tables of w cannot be loaded there: prepare them on the primary (`ceiling prepare w --db PRIMARY`), then add --reuse here"},
+		"reader, reusing": {fakeReader{reads: true, reusing: true}, ""},
+	} {
+		err := ReadOnlyError(tc.w, "w", "db", why)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want none", name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+		if err := ReadOnlyError(tc.w, "w", "db", ""); err != nil {
+			t.Errorf("%s on a server that takes writes: %v", name, err)
+		}
+	}
+}

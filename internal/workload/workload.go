@@ -222,3 +222,33 @@ func ColdStartError(w Workload, what string) error {
 	}
 	return nil
 }
+
+// Reader is implemented by workloads that can say whether, as
+// configured, they write nothing: ReadsOnly, their requests change no
+// rows; Reusing, Prepare takes the tables a `ceiling prepare` left
+// (--reuse, a shard) rather than loading them. Only a workload that does
+// both runs on a server that takes no writes (a hot standby, a replica
+// set read_only), on tables prepared on its primary.
+type Reader interface {
+	ReadsOnly() bool
+	Reusing() bool
+}
+
+// ReadOnlyError returns why w (name) cannot run on a server that takes no
+// writes for the reason why, with dsn its redacted DSN; nil when w only
+// reads tables prepared before (Reader), or when the server takes writes
+// (why == "").
+func ReadOnlyError(w Workload, name, dsn, why string) error {
+	if why == "" {
+		return nil
+	}
+	r, ok := w.(Reader)
+	switch {
+	case !ok || !r.ReadsOnly():
+		return fmt.Errorf("%s changes rows, and %s takes no writes (%s): run it on the primary; here run a workload that only reads "+
+			"(direct-selects, indirect-selects, sequential-selects, or a custom file of SELECTs) with --reuse, on tables prepared on the primary", name, dsn, why)
+	case !r.Reusing():
+		return fmt.Errorf("%s takes no writes (%s), so the tables of %s cannot be loaded there: prepare them on the primary (`ceiling prepare %s --db PRIMARY`), then add --reuse here", dsn, why, name, name)
+	}
+	return nil
+}

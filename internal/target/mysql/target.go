@@ -68,7 +68,7 @@ var settingNames = []string{
 	"max_connections", "performance_schema", "version_comment",
 	"innodb_page_size", "max_prepared_stmt_count", "transaction_isolation", "tx_isolation",
 	"datadir", "innodb_log_group_home_dir", "innodb_log_file_buffering",
-	"innodb_deadlock_detect", "innodb_lock_wait_timeout",
+	"innodb_deadlock_detect", "innodb_lock_wait_timeout", "read_only", "super_read_only",
 }
 
 // myTarget implements target.Target and target.Sampler.
@@ -165,6 +165,10 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 	if err := t.readInfo(ctx); err != nil {
 		t.closeAll()
 		return nil, err
+	}
+	if ro := t.Info().ReadOnly; ro != "" && mode != target.DurabilityServer {
+		t.closeAll()
+		return nil, target.ReadOnlyDurability("mysql", target.Redact(t.dsn), ro, mode)
 	}
 	if err := t.applyDurability(ctx, mode); err != nil {
 		// Close restores the setting if it was changed before the
@@ -299,8 +303,36 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 	} else {
 		noteMissing(info.Settings, target.NotLocalEvidence)
 	}
+	info.ReadOnly = readOnly(ctx, t.admin, info.Settings)
 	t.info = info
 	return nil
+}
+
+// readOnly says why the server takes no writes from ceiling (settings:
+// the global variables read), "" when it takes them. A server with
+// read_only ON is taken for a replica even where this user could write
+// (SUPER, READ_ONLY ADMIN): its tables are the primary's copies.
+func readOnly(ctx context.Context, c *sql.Conn, settings map[string]string) string {
+	on := func(v string) bool { return v == "1" || strings.EqualFold(v, "ON") }
+	switch {
+	case on(settings["super_read_only"]):
+		return "super_read_only is ON, as on a replica"
+	case on(settings["read_only"]):
+		return "read_only is ON, as on a replica; ceiling writes nothing there even as a user allowed to"
+	}
+	// The session's default (a DSN's transaction_read_only=1): MySQL 8
+	// and MariaDB 11.1+ name it transaction_read_only, older ones
+	// tx_read_only.
+	for _, name := range []string{"transaction_read_only", "tx_read_only"} {
+		var v sql.NullString
+		if err := c.QueryRowContext(ctx, "SELECT @@session."+name).Scan(&v); err == nil {
+			if on(v.String) {
+				return "its sessions are read-only: " + name + " is ON"
+			}
+			break
+		}
+	}
+	return ""
 }
 
 // applyDurability reads the global setting and changes it when the mode

@@ -67,6 +67,7 @@ var settingNames = []string{
 	"max_wal_size", "full_page_writes", "wal_level", "commit_delay",
 	"wal_writer_delay", "synchronous_standby_names", "block_size",
 	"server_version_num", "data_directory", "deadlock_timeout", "wal_compression",
+	"default_transaction_read_only", "in_hot_standby",
 }
 
 // closeTimeout bounds how long closing a connection may take; Conn.Close
@@ -180,6 +181,10 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 			return nil, t.poolerRefusal("a statement this session prepared was not found: " + oneLine(target.Scrub(err.Error(), t.dsn)))
 		}
 		return nil, err
+	}
+	if info.ReadOnly != "" && mode != target.DurabilityServer {
+		_ = admin.Close(ctx)
+		return nil, target.ReadOnlyDurability("postgres", info.DSN, info.ReadOnly, mode)
 	}
 	// Find the statistics views now, so that Info can say what evidence
 	// this server cannot give.
@@ -298,6 +303,7 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 	if _, ok := info.Settings["synchronous_commit"]; !ok {
 		return info, errors.New("postgres: server has no synchronous_commit setting")
 	}
+	info.ReadOnly = readOnly(ctx, c)
 	// data_directory is shown to superusers and pg_read_all_settings only.
 	if d := info.Settings["data_directory"]; d != "" {
 		info.LogDir = path.Join(d, "pg_wal")
@@ -307,6 +313,25 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 		}
 	}
 	return info, nil
+}
+
+// readOnly says why the server takes no writes from c's sessions (a hot
+// standby, default_transaction_read_only), "" when it takes them or does
+// not say (a PostgreSQL-wire server without these functions): the
+// writes then fail with their own errors.
+func readOnly(ctx context.Context, c *pgx.Conn) string {
+	var recovery bool
+	var ro string
+	if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')").Scan(&recovery, &ro); err != nil {
+		return ""
+	}
+	switch {
+	case recovery:
+		return "a hot standby: pg_is_in_recovery() is true"
+	case ro == "on":
+		return "its sessions are read-only: default_transaction_read_only is on for this user, database or connection"
+	}
+	return ""
 }
 
 // redactedDSN is the DSN for results and messages. With an empty DSN

@@ -213,6 +213,62 @@ func (c *Custom) Definition() string { return c.text }
 // Reusable says that the workload offers --reuse.
 func (*Custom) Reusable() bool { return true }
 
+// ReadsOnly implements workload.Reader: every statement of every request
+// only reads, as far as its words tell (readsOnly), in every engine's
+// text.
+func (c *Custom) ReadsOnly() bool {
+	if c.spec == nil {
+		return false
+	}
+	for _, r := range c.spec.requests {
+		for _, st := range r.stmts {
+			for _, text := range st.sql {
+				if !readsOnly(text) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// Reusing implements workload.Reader: --reuse (or a shard) takes the
+// file's tables as they are.
+func (c *Custom) Reusing() bool { return c.Reuse }
+
+// writeWords are the words that make a statement a write, or one a
+// read-only server refuses: data changes, SELECT … INTO a table, row
+// locks (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) and sequences.
+var writeWords = map[string]bool{
+	"insert": true, "update": true, "delete": true, "merge": true, "replace": true,
+	"into": true, "share": true, "lock": true, "nextval": true, "setval": true,
+	"create": true, "drop": true, "alter": true, "truncate": true, "call": true,
+}
+
+// readsOnly says whether a statement changes nothing, as far as its words
+// tell: it starts with SELECT, WITH, VALUES, SHOW, TABLE or EXPLAIN and
+// has none of writeWords (in a string literal too: when in doubt, it is
+// a write).
+func readsOnly(sql string) bool {
+	words := strings.FieldsFunc(strings.ToLower(sql), func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	})
+	if len(words) == 0 {
+		return false
+	}
+	switch words[0] {
+	case "select", "with", "values", "show", "table", "explain":
+	default:
+		return false
+	}
+	for _, w := range words {
+		if writeWords[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // NoByteCounts implements workload.NoByteCounts: the data volume of a
 // user's statements is not known.
 func (*Custom) NoByteCounts() {}

@@ -197,6 +197,77 @@ func TestReturnsRows(t *testing.T) {
 	}
 }
 
+// TestReadsOnly: a statement is taken for a read only when its words
+// show nothing that writes or that a read-only server refuses; a file is
+// read-only when all its statements are, in every engine's text.
+func TestReadsOnly(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT id, note FROM {t} WHERE id = ?":                 true,
+		"  (select count(*) from {t})":                          true,
+		"WITH x AS (SELECT 1) SELECT * FROM x":                  true,
+		"select update_time, deleted_at from {t}":               true, // words, not parts of words
+		"EXPLAIN SELECT 1":                                      true,
+		"WITH x AS (DELETE FROM {t} RETURNING id) SELECT 1":     false,
+		"SELECT * FROM {t} WHERE id = ? FOR UPDATE":             false,
+		"SELECT * FROM {t} WHERE id = ? FOR SHARE":              false,
+		"SELECT * FROM {t} WHERE id = ? LOCK IN SHARE MODE":     false,
+		"SELECT a INTO new_table FROM {t}":                      false,
+		"SELECT nextval('s')":                                   false,
+		"INSERT INTO {t} (id) VALUES (?)":                       false,
+		"UPDATE {t} SET v = 1":                                  false,
+		"EXPLAIN ANALYZE INSERT INTO {t} (id) VALUES (1)":       false,
+		"CALL proc(?)":                                          false,
+		"":                                                      false,
+		"SELECT * FROM {t} WHERE note = 'please do not update'": false, // when in doubt, a write
+	} {
+		if got := readsOnly(sql); got != want {
+			t.Errorf("readsOnly(%q) = %v", sql, got)
+		}
+	}
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		requests string
+		want     bool
+	}{
+		"selects": {`requests:
+  - name: a
+    sql: SELECT v FROM {t} WHERE id = ?
+    args: [row t]
+  - name: b
+    transaction:
+      - sql: SELECT count(*) FROM {t}
+`, true},
+		"a write in a transaction": {`requests:
+  - name: a
+    sql: SELECT v FROM {t} WHERE id = ?
+    args: [row t]
+  - name: b
+    transaction:
+      - sql: SELECT count(*) FROM {t}
+      - sql: UPDATE {t} SET v = 1
+`, false},
+		"a write on one engine": {`requests:
+  - name: a
+    sql: {postgres: "SELECT v FROM {t}", mysql: "SELECT v FROM {t} FOR UPDATE"}
+`, false},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
+		if err := os.WriteFile(path, []byte(okTables+tc.requests), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := &Custom{Path: path, Seed: 1}
+		if c.ReadsOnly() {
+			t.Errorf("%s: read-only before Validate read the file", name)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := c.ReadsOnly(); got != tc.want {
+			t.Errorf("%s: ReadsOnly() = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
 // TestGenerators: values stay in their ranges, floats are rounded to the
 // decimals asked, texts have the lengths asked.
 func TestGenerators(t *testing.T) {

@@ -249,6 +249,13 @@ func (b *Base) Shard(i, n int) error {
 // the rows).
 func (b *Base) Reusable() bool { return b.ReadOnly }
 
+// ReadsOnly implements workload.Reader: the selects change no rows.
+func (b *Base) ReadsOnly() bool { return b.ReadOnly }
+
+// Reusing implements workload.Reader: Prepare takes the tables there are
+// (--reuse, a shard).
+func (b *Base) Reusing() bool { return b.Reuse }
+
 // tables returns the table count, 1 when unset.
 func (b *Base) tables() int {
 	if b.NTables <= 0 {

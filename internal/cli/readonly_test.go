@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-db/ceiling/internal/testenv"
+)
+
+// readOnlyCase is a command on a server that takes no writes, and what
+// ceiling must say: exit 1 and one line holding want.
+type readOnlyCase struct {
+	args []string
+	want string
+}
+
+// checkReadOnly runs the read workload direct-selects on dsn, a server
+// that takes no writes (why: the reason ceiling must name) with its
+// tables prepared there through another way in, and each refusal.
+func checkReadOnly(t *testing.T, dsn, why string) {
+	t.Helper()
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "direct-selects", "--reuse", "--db", dsn, "-c", "2", "-T", "2s", "--warmup", "0", "--out", out)
+	if code != 0 {
+		t.Fatalf("run direct-selects --reuse on the read-only server: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	_, line, _ := strings.Cut(stdout, "   target ")
+	line, _, _ = strings.Cut(line, "\n")
+	if _, said, ok := strings.Cut(line, ", read-only server ("); !ok || !strings.Contains(said, why) {
+		t.Errorf("the summary's target line does not say the server is read-only (%s):\n%s", why, stdout)
+	}
+	var raw struct {
+		Target struct {
+			ReadOnly string `json:"read_only"`
+		} `json:"target"`
+		Summary struct {
+			Requests int64 `json:"requests"`
+			Errors   int64 `json:"errors"`
+		} `json:"summary"`
+	}
+	b, err := os.ReadFile(mustGlob(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonUnmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(raw.Target.ReadOnly, why) || raw.Summary.Requests == 0 || raw.Summary.Errors != 0 {
+		t.Errorf("result: target.read_only %q (want %q in it), %d requests, %d errors", raw.Target.ReadOnly, why, raw.Summary.Requests, raw.Summary.Errors)
+	}
+
+	for _, c := range []readOnlyCase{
+		{[]string{"prepare", "direct-selects"}, "prepare direct-selects on the primary"},
+		{[]string{"run", "direct-selects", "-T", "1s"}, "so the tables of direct-selects cannot be loaded there"},
+		{[]string{"run", "inserts-deletes", "-T", "1s"}, "inserts-deletes changes rows"},
+		{[]string{"run", "direct-selects", "--reuse", "-T", "1s", "--durability", "relaxed"}, "--durability relaxed has nothing to change"},
+		{[]string{"run", "direct-selects", "--reuse", "-T", "1s", "-c", "2", "--shard", "0/2"}, "the shards meet in a table there"},
+		{[]string{"cleanup", "direct-selects"}, "clean up on the primary"},
+		{[]string{"cleanup", "all"}, "clean up on the primary"},
+	} {
+		args := append(append([]string{}, c.args...), "--db", dsn)
+		if c.args[0] == "run" {
+			args = append(args, "--out", t.TempDir())
+		}
+		code, stdout, stderr := runCLI(t, context.Background(), args...)
+		if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, why) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and one line with %q and %q\nstdout:\n%s", strings.Join(c.args, " "), code, stderr, c.want, why, stdout)
+		}
+	}
+}
+
+// TestPostgresStandby: on a hot standby ceiling runs a read workload on
+// the tables prepared on the primary, says the server is read-only, and
+// refuses in one line what would write there.
+func TestPostgresStandby(t *testing.T) {
+	serverDSN(t, testenv.PostgresEnv)
+	primary, standby := testenv.PgStandby(t)
+	if code, stdout, stderr := runCLI(t, context.Background(), "prepare", "direct-selects", "--db", primary); code != 0 {
+		t.Fatalf("prepare on the primary: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	checkReadOnly(t, standby, "a hot standby")
+	// The primary was left alone by all that: its tables are there.
+	if code, stdout, stderr := runCLI(t, context.Background(), "cleanup", "direct-selects", "--db", primary); code != 0 || !strings.Contains(stdout, "dropped ceiling.rows") {
+		t.Errorf("cleanup on the primary: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestPostgresReadOnlySessions: default_transaction_read_only (here from
+// the DSN; a role's or database's setting alike) makes ceiling's sessions
+// read-only on a primary.
+func TestPostgresReadOnlySessions(t *testing.T) {
+	dsn := serverDSN(t, testenv.PostgresEnv)
+	if code, stdout, stderr := runCLI(t, context.Background(), "prepare", "direct-selects", "--db", dsn); code != 0 {
+		t.Fatalf("prepare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	checkReadOnly(t, dsn+sep+"default_transaction_read_only=on", "default_transaction_read_only is on")
+}
+
+// TestMySQLReadOnly: a MySQL/MariaDB server with read_only ON is taken
+// for a replica, though root could write there; its setting is left
+// alone.
+func TestMySQLReadOnly(t *testing.T) {
+	dsn := serverDSN(t, testenv.MySQLEnv)
+	if code, stdout, stderr := runCLI(t, context.Background(), "prepare", "direct-selects", "--db", dsn); code != 0 {
+		t.Fatalf("prepare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	db := openMySQL(t, dsn)
+	var flush string
+	if err := db.QueryRow("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").Scan(&flush); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SET GLOBAL read_only = ON"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Before serverDSN's cleanup drops the tables, and before db
+		// closes (cleanups run last registered first).
+		if _, err := db.Exec("SET GLOBAL read_only = OFF"); err != nil {
+			t.Errorf("put read_only back: %v", err)
+		}
+	})
+	checkReadOnly(t, dsn, "read_only is ON")
+	var after string
+	if err := db.QueryRow("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != flush {
+		t.Errorf("innodb_flush_log_at_trx_commit %s after the read-only runs, was %s", after, flush)
+	}
+}
