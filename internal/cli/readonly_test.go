@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -40,13 +39,7 @@ func checkReadOnly(t *testing.T, dsn, why string) {
 			Errors   int64 `json:"errors"`
 		} `json:"summary"`
 	}
-	b, err := os.ReadFile(mustGlob(t, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsonUnmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
+	readResultInto(t, out, &raw)
 	if !strings.Contains(raw.Target.ReadOnly, why) || raw.Summary.Requests == 0 || raw.Summary.Errors != 0 {
 		t.Errorf("result: target.read_only %q (want %q in it), %d requests, %d errors", raw.Target.ReadOnly, why, raw.Summary.Requests, raw.Summary.Errors)
 	}
@@ -132,5 +125,37 @@ func TestMySQLReadOnly(t *testing.T) {
 	}
 	if after != flush {
 		t.Errorf("innodb_flush_log_at_trx_commit %s after the read-only runs, was %s", after, flush)
+	}
+}
+
+// TestPostgresSyncStandby: on a primary whose commits wait for a
+// synchronous standby (PgStandby's: remote_apply), the sessions' waits
+// for it are their own category and the verdict names them.
+func TestPostgresSyncStandby(t *testing.T) {
+	serverDSN(t, testenv.PostgresEnv)
+	primary, _ := testenv.PgStandby(t)
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", primary, "-c", "1", "-T", "3s", "--warmup", "1s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var raw struct {
+		Verdict struct {
+			Bottleneck string   `json:"bottleneck"`
+			Evidence   []string `json:"evidence"`
+		} `json:"verdict"`
+		Evidence struct {
+			Counters map[string]float64 `json:"counters"`
+		} `json:"evidence"`
+	}
+	readResultInto(t, out, &raw)
+	c := raw.Evidence.Counters
+	t.Logf("waits: replication %.0f ms, log %.0f ms, client %.0f ms", c["wait_replication_ms"], c["wait_log_io_ms"], c["wait_client_ms"])
+	if c["wait_replication_ms"] <= c["wait_log_io_ms"] || c["wait_event_ms:IPC:SyncRep"] == 0 {
+		t.Errorf("the commits' waits for the standby (%v ms) are not counted as replication, above the local flushes (%v ms)", c["wait_replication_ms"], c["wait_log_io_ms"])
+	}
+	ev := strings.Join(raw.Verdict.Evidence, "|")
+	if raw.Verdict.Bottleneck != "replication" || !strings.Contains(ev, "synchronous_standby_names = '*'") || !strings.Contains(ev, "remote_apply") {
+		t.Errorf("verdict %s: %s", raw.Verdict.Bottleneck, ev)
 	}
 }

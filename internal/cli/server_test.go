@@ -200,13 +200,7 @@ func TestPostgresCommitsPerRequest(t *testing.T) {
 			Counters map[string]float64 `json:"counters"`
 		} `json:"evidence"`
 	}
-	b, err := os.ReadFile(mustGlob(t, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsonUnmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
+	readResultInto(t, out, &raw)
 	c := raw.Evidence.Counters
 	own, server := c["pg.ceiling_sampler_xacts"], c["pg.xact_commit"]
 	if raw.Costs.CommitsPerOp == nil {
@@ -260,13 +254,7 @@ func TestPostgresThroughPooler(t *testing.T) {
 			LogSyncsPerOp *float64 `json:"log_syncs_per_op"`
 		} `json:"costs"`
 	}
-	b, err := os.ReadFile(mustGlob(t, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jsonUnmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
+	readResultInto(t, out, &raw)
 	tg := raw.Target
 	if tg.Pooler != "session" || tg.Durability.During != "off" || !strings.Contains(tg.Durability.Note, "set with SET on each session") {
 		t.Errorf("target: pooler %q, durability during %q, note %q", tg.Pooler, tg.Durability.During, tg.Durability.Note)
@@ -409,6 +397,19 @@ func mustGlob(t *testing.T, dir string) string {
 		t.Fatalf("want one result in %s, got %v", dir, m)
 	}
 	return m[0]
+}
+
+// readResultInto reads the one result in dir into v, failing the test when
+// it cannot.
+func readResultInto(t *testing.T, dir string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(mustGlob(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonUnmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func fmtPtr(p *float64) string {
@@ -768,13 +769,7 @@ func TestNetworkVerdict(t *testing.T) {
 					RoundTripsPerRequest *float64 `json:"round_trips_per_request"`
 				}
 			}
-			b, err := os.ReadFile(mustGlob(t, out))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := jsonUnmarshal(b, &raw); err != nil {
-				t.Fatal(err)
-			}
+			readResultInto(t, out, &raw)
 			if raw.Network == nil || raw.Network.N < 10 || raw.Network.RoundTripMs.P50 < 6 {
 				t.Fatalf("network %+v, want at least 10 round trips of at least 6 ms", raw.Network)
 			}
@@ -790,14 +785,8 @@ func TestNetworkVerdict(t *testing.T) {
 			if code, stdout, stderr := runCLI(t, context.Background(), "run", "single-inserts", "--db", dsn, "-c", "1", "--ops", "50", "--durability", "relaxed", "--no-probe", "--out", out); code != 0 {
 				t.Fatalf("--no-probe: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			b, err = os.ReadFile(mustGlob(t, out))
-			if err != nil {
-				t.Fatal(err)
-			}
 			raw.Network = nil
-			if err := jsonUnmarshal(b, &raw); err != nil {
-				t.Fatal(err)
-			}
+			readResultInto(t, out, &raw)
 			if raw.Network != nil || raw.Verdict.Bottleneck == "network" {
 				t.Errorf("--no-probe: network %+v, verdict %q; want no probe and no network verdict", raw.Network, raw.Verdict.Bottleneck)
 			}
@@ -812,13 +801,8 @@ func TestNetworkVerdict(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("knee (--no-probe %v): exit %d\nstdout:\n%s\nstderr:\n%s", noProbe, code, stdout, stderr)
 				}
-				if b, err = os.ReadFile(mustGlob(t, out)); err != nil {
-					t.Fatal(err)
-				}
 				raw.Network = nil
-				if err := jsonUnmarshal(b, &raw); err != nil {
-					t.Fatal(err)
-				}
+				readResultInto(t, out, &raw)
 				probed := strings.Contains(stdout, "round trip to the server (")
 				if probed == noProbe || (raw.Network != nil) == noProbe {
 					t.Errorf("knee --no-probe %v: probe line %v, network %+v\n%s", noProbe, probed, raw.Network, stdout)

@@ -51,7 +51,10 @@ const (
 	Contention   = "contention"
 	Client       = "client"
 	Network      = "network"
-	None         = "none"
+	// Replication: commits wait for a synchronous replica (PostgreSQL's
+	// synchronous standbys) to confirm them.
+	Replication = "replication"
+	None        = "none"
 	// Errors is the verdict of a run too many of whose requests failed
 	// for reasons the load does not explain (FailedShare): its rates and
 	// costs are not the database's.
@@ -84,6 +87,7 @@ const (
 	MinClientCoresPerW  = 0.4  // … while ceiling burns at least this many cores per worker
 	MinWorkerBusy       = 0.8  // client (open loop): ceiling's workers busy at least this share of the time …
 	MaxServiceGrowth    = 1.5  // … while a request's service time is at most this × its time at low load
+	MinReplWaitShare    = 0.4  // replication: waits for a synchronous replica's confirmation at least this share of the sessions' time
 	MinRoundTripShare   = 0.5  // network: the round trip to a server on another host at least this share of a request's time
 	BatchRows           = 10   // rows per commit the batching suggestion assumes
 	maxGain             = 50.0 // predicted gains are capped here
@@ -99,6 +103,7 @@ const (
 	WaitCPU       = "cpu"
 	WaitClient    = "client"
 	WaitOther     = "other"
+	WaitRepl      = "replication" // a commit waiting for a synchronous replica's confirmation
 )
 
 // Figures are the numbers the rules need, from a whole run or one step.
@@ -217,6 +222,14 @@ type Figures struct {
 	// not wait for (SQLite's checkpoints in WAL mode at NORMAL, a
 	// background flush) are no commit's cost.
 	CommitsWait *bool
+	// SyncStandbys is PostgreSQL's synchronous_standby_names when set
+	// (the standbys whose confirmation a commit waits for), for the
+	// evidence; "" otherwise.
+	SyncStandbys string
+	// SyncLevel is PostgreSQL's synchronous_commit during the run (on,
+	// remote_apply, remote_write: what a synchronous standby confirms);
+	// "" where not known.
+	SyncLevel string
 	// LocksUntilFlush says that the engine releases a transaction's row
 	// locks only once its commit's log flush is done (PostgreSQL), so a
 	// lock wait includes the holder's flush; InnoDB releases them before
@@ -367,7 +380,7 @@ type Verdict struct {
 
 // Rules lists the rules in the order they are tried (ties go to the first).
 var Rules = []func(Figures) Candidate{
-	CommitFlushRule, LogRateRule, StorageQueueRule, MemoryRule, CPURule, ContentionRule, ClientRule, NetworkRule,
+	CommitFlushRule, LogRateRule, StorageQueueRule, MemoryRule, CPURule, ContentionRule, ClientRule, NetworkRule, ReplicationRule,
 }
 
 // Diagnose applies every rule to f and returns the verdict.
@@ -2240,6 +2253,60 @@ func NetworkRule(f Figures) Candidate {
 	} else {
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: "more work per round trip: several rows per statement, or the transaction's statements in one procedure call"})
 	}
+	return c
+}
+
+// ReplicationRule: the sessions spent at least MinReplWaitShare of their
+// time with commits waiting for a synchronous replica to confirm them
+// (PostgreSQL's IPC:SyncRep): the standby's round trip and its own WAL
+// flush (or apply, at remote_apply), not the primary's, set each
+// commit's time. PostgreSQL, synchronous_commit on with a standby on the
+// same host, single inserts: 66% of one session's time at 2,161 req/s.
+func ReplicationRule(f Figures) Candidate {
+	c := Candidate{Rule: Rule{Name: Replication}}
+	sh := shares(f.WaitMs)
+	if sh == nil {
+		c.Why = "not applicable: no wait times measured"
+		return c
+	}
+	share := sh[WaitRepl]
+	if share <= 0 {
+		c.Why = "not applicable: no commit waited for a synchronous replica's confirmation"
+		return c
+	}
+	if share < MinReplWaitShare {
+		c.Why = fmt.Sprintf("waits for a synchronous replica's confirmation %s of the sessions' time < %.0f%%", pctBelow(100*share, 100*MinReplWaitShare), 100*MinReplWaitShare)
+		c.near = share / MinReplWaitShare
+		return c
+	}
+	c.Matched, c.Score = true, share
+	who := "a synchronous replica"
+	if f.SyncStandbys != "" {
+		who = fmt.Sprintf("the synchronous standbys (synchronous_standby_names = '%s')", f.SyncStandbys)
+	}
+	c.Why = fmt.Sprintf("commits wait for %s to confirm them %.0f%% of the sessions' time", who, 100*share)
+	what := "its flush of the WAL"
+	switch f.SyncLevel {
+	case "remote_apply":
+		what = "its replay of the WAL (synchronous_commit = remote_apply)"
+	case "remote_write":
+		what = "its write of the WAL (synchronous_commit = remote_write)"
+	}
+	c.Evidence = append(c.Evidence, c.Why+": each commit's time is the round trip to the standby and "+what+", more than the flush on this server")
+	if lg := sh[WaitLog]; lg > 0 {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("the flushes of the log on this server are %.0f%% of the sessions' time", 100*lg))
+	}
+	relaxed := "--durability relaxed (synchronous_commit off: no wait for the standbys nor for this server's flush; the last commits can be lost in a crash or a failover) (estimate, from the sessions' waits)"
+	c.Suggestions = append(c.Suggestions, suggest(relaxed, gainFromShare(math.Min(share+sh[WaitLog], 1)), f))
+	lower := "synchronous_commit = remote_write for these transactions (the standby confirms once its OS has the WAL, before its flush) or local (no wait for the standby; a failover can lose the last commits): gain not predicted"
+	if f.SyncLevel == "remote_write" {
+		lower = "synchronous_commit = local for these transactions (no wait for the standby; a failover can lose the last commits): gain not predicted"
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: lower})
+	if f.Threads > 0 && !f.OpenLoop {
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: fmt.Sprintf("more threads (-c %d): commits waiting at the same time are confirmed together (gain not predicted)", 2*f.Threads)})
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "a standby nearer this server, or with faster flushes (gain not predicted)"})
 	return c
 }
 

@@ -2062,3 +2062,59 @@ func TestClientQueueText(t *testing.T) {
 		t.Errorf("not measured: %q", c.Why)
 	}
 }
+
+// TestReplicationRule: commits waiting for a synchronous standby most of
+// the sessions' time; figures as measured on a PostgreSQL primary with
+// its standby on the same host, single inserts, 6 s.
+func TestReplicationRule(t *testing.T) {
+	// 1 connection at remote_write: 2,839 req/s, mean 0.351 ms.
+	f := Figures{Scope: "run", Threads: 1, Requests: 17038, ElapsedS: 6, RequestsPerSec: p(2839.5), MeanLatencyMs: p(0.351),
+		CommitsPerReq: p(1.003), SyncsPerReq: p(1.0015), LogMBPerSec: p(0.3), SyncStandbys: "*", SyncLevel: "remote_write",
+		WaitMs: map[string]float64{WaitClient: 1318, WaitCPU: 51, WaitLog: 1062, WaitRepl: 3596}}
+	tot := 1318.0 + 51 + 1062 + 3596
+	c := ReplicationRule(f)
+	if !c.Matched || math.Abs(c.Score-round(3596/tot, 3)) > 0.001 {
+		t.Fatalf("%+v", c)
+	}
+	ev := strings.Join(c.Evidence, "|")
+	for _, want := range []string{"synchronous_standby_names = '*'", "60% of the sessions' time", "its write of the WAL (synchronous_commit = remote_write)", "the flushes of the log on this server are 18%"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("evidence lacks %q: %s", want, ev)
+		}
+	}
+	if len(c.Suggestions) != 4 || !strings.Contains(c.Suggestions[0].Action, "--durability relaxed") ||
+		math.Abs(*c.Suggestions[0].PredictedGain-round(tot/1369, 2)) > 0.01 {
+		t.Fatalf("suggestions %+v", c.Suggestions)
+	}
+	if a := c.Suggestions[1].Action; !strings.Contains(a, "synchronous_commit = local") || strings.Contains(a, "remote_write") || c.Suggestions[1].PredictedGain != nil {
+		t.Errorf("at remote_write the lower level to try is local: %+v", c.Suggestions[1])
+	}
+	if !strings.Contains(c.Suggestions[2].Action, "more threads (-c 2)") {
+		t.Errorf("suggestion %+v", c.Suggestions[2])
+	}
+	if v := Diagnose(f); v.Bottleneck != Replication {
+		t.Errorf("verdict %q %v, want replication", v.Bottleneck, v.Evidence)
+	}
+
+	// 4 connections at on: the standby's flush; remote_write is the
+	// level to try.
+	f4 := f
+	f4.Threads, f4.Requests, f4.RequestsPerSec, f4.MeanLatencyMs, f4.SyncLevel = 4, 31587, p(5263.3), p(0.759), "on"
+	f4.WaitMs = map[string]float64{WaitClient: 6868, WaitCPU: 307, WaitLog: 4701, WaitRepl: 12108}
+	c = ReplicationRule(f4)
+	if ev := strings.Join(c.Evidence, "|"); !c.Matched || !strings.Contains(ev, "its flush of the WAL") || !strings.Contains(c.Suggestions[1].Action, "remote_write") {
+		t.Errorf("at on: %+v", c)
+	}
+
+	// Below the threshold: a near miss; none at all: not applicable.
+	low := f
+	low.WaitMs = map[string]float64{WaitClient: 3000, WaitCPU: 1000, WaitLog: 3000, WaitRepl: 1000}
+	if c := ReplicationRule(low); c.Matched || c.near == 0 || !strings.Contains(c.Why, "12% of the sessions' time < 40%") {
+		t.Errorf("below the threshold: %+v (near %v)", c.Rule, c.near)
+	}
+	none := f
+	none.WaitMs = map[string]float64{WaitClient: 3000, WaitLog: 3000}
+	if c := ReplicationRule(none); c.Matched || !strings.Contains(c.Why, "not applicable") {
+		t.Errorf("no replication waits: %+v", c.Rule)
+	}
+}

@@ -629,7 +629,7 @@ func deviceLatency(r *report.Result) *float64 {
 }
 
 // waitOrder is the stacking order of the wait categories.
-var waitOrder = []string{diagnose.WaitLog, diagnose.WaitDataWrite, diagnose.WaitDataRead, diagnose.WaitLock, diagnose.WaitCPU, diagnose.WaitOther, diagnose.WaitClient}
+var waitOrder = []string{diagnose.WaitLog, diagnose.WaitRepl, diagnose.WaitDataWrite, diagnose.WaitDataRead, diagnose.WaitLock, diagnose.WaitCPU, diagnose.WaitOther, diagnose.WaitClient}
 
 func evidenceBlocks(r *report.Result) ([]Block, error) {
 	p := timeline(r)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceiling-db/ceiling/internal/diagnose"
 	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/report"
 )
@@ -106,15 +107,20 @@ func intRef(p *int) string {
 	return strconv.Itoa(*p)
 }
 
+// csvWaits are the wait categories of the intervals' columns in the order
+// they were first exported; later ones follow the last column.
+var csvWaits = []string{diagnose.WaitLog, diagnose.WaitDataWrite, diagnose.WaitDataRead, diagnose.WaitLock, diagnose.WaitCPU, diagnose.WaitOther, diagnose.WaitClient}
+
 func intervalRows(r *report.Result) [][]string {
 	head := []string{"run", "step", "t_s", "seconds", "warmup", "requests", "requests_per_sec", "rows_per_sec", "mb_per_min", "errors", "late"}
 	head = append(head, latHead...)
 	head = append(head, "log_mb_per_sec", "log_syncs_per_sec", "data_iops", "data_latency_ms", "log_sync_latency_ms",
 		"client_cpu_pct_of_cores", "server_cpu_pct_of_cores", "host_cpu_busy_pct")
-	for _, w := range waitOrder {
+	for _, w := range csvWaits {
 		head = append(head, "wait_"+w+"_ms_per_sec")
 	}
-	head = append(head, "fsyncs_per_sec") // last: the columns before it kept their places
+	// Last: the columns before them kept their places.
+	head = append(head, "fsyncs_per_sec", "wait_"+diagnose.WaitRepl+"_ms_per_sec")
 	rows := [][]string{head}
 	for i := range r.Intervals {
 		pt := &r.Intervals[i]
@@ -124,14 +130,16 @@ func intervalRows(r *report.Result) [][]string {
 		row = append(row, latCells(pt.LatencyMs)...)
 		row = append(row, cell(pt.LogMBPerSec), cell(pt.LogSyncsPerSec), cell(pt.DataIOPS), nanCell(dataLatency(pt)), nanCell(logSyncLatency(pt)),
 			cell(pt.ClientCPUPct), cell(pt.ServerCPUPct), cell(pt.HostCPUPct))
-		for _, w := range waitOrder {
+		wait := func(w string) string {
 			if v, ok := pt.WaitMsPerSec[w]; ok {
-				row = append(row, fcell(v))
-			} else {
-				row = append(row, "")
+				return fcell(v)
 			}
+			return ""
 		}
-		row = append(row, cell(pt.FsyncsPerSec))
+		for _, w := range csvWaits {
+			row = append(row, wait(w))
+		}
+		row = append(row, cell(pt.FsyncsPerSec), wait(diagnose.WaitRepl))
 		rows = append(rows, row)
 	}
 	return rows

@@ -399,9 +399,10 @@ func TestWriteCSV(t *testing.T) {
 	if len(runs) != 4 {
 		t.Errorf("runs: %d rows, want 4", len(runs))
 	}
-	// fsyncs_per_sec is the last column: the others kept their places.
-	if h := iv[0]; h[len(h)-1] != "fsyncs_per_sec" || iv[1][len(h)-1] != "" {
-		t.Errorf("intervals: last column %q = %q, want fsyncs_per_sec, empty for sqlite", h[len(h)-1], iv[1][len(h)-1])
+	// Later columns come last: the others kept their places.
+	if h := iv[0]; h[len(h)-2] != "fsyncs_per_sec" || iv[1][len(h)-2] != "" || h[len(h)-1] != "wait_replication_ms_per_sec" || iv[1][len(h)-1] != "" ||
+		h[len(h)-3] != "wait_client_ms_per_sec" {
+		t.Errorf("intervals: last columns %q = %q, want wait_client, fsyncs_per_sec, wait_replication; empty for sqlite", h[len(h)-3:], iv[1][len(h)-3:])
 	}
 	// A knee result measured the service time of its probes; on MariaDB
 	// its steps carry the fsyncs of log and data together.

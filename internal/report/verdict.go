@@ -24,6 +24,7 @@ var waitCounters = map[string]string{
 	target.CtrWaitCPUMs:       diagnose.WaitCPU,
 	target.CtrWaitClientMs:    diagnose.WaitClient,
 	target.CtrWaitOtherMs:     diagnose.WaitOther,
+	target.CtrWaitReplMs:      diagnose.WaitRepl,
 }
 
 // minDeviceIOs is how many data-file IOs an interval needs before its
@@ -300,6 +301,9 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 	f.LogDirectIO = t.LogDirectIO
 	f.DataOnLogDev = t.DataOnLogDevice != nil && *t.DataOnLogDevice
 	f.CommitsWait = commitsWait(t.Durability)
+	if t.Engine == "postgres" {
+		f.SyncStandbys, f.SyncLevel = t.Settings["synchronous_standby_names"], t.Durability.During
+	}
 	f.LocksUntilFlush = t.Engine == "postgres"
 }
 

@@ -652,7 +652,10 @@ const (
 	CtrWaitCPUMs       = "wait_cpu_ms"
 	CtrWaitClientMs    = "wait_client_ms"
 	CtrWaitOtherMs     = "wait_other_ms"
-	CtrWaitSamples     = "wait_samples" // sampling rounds taken (sampled engines)
+	// CtrWaitReplMs is the sessions' time waiting for a synchronous
+	// replica to confirm their commits (PostgreSQL's SyncRep waits).
+	CtrWaitReplMs  = "wait_replication_ms"
+	CtrWaitSamples = "wait_samples" // sampling rounds taken (sampled engines)
 
 	// CtrLockTablePrefix + a table's name counts the lock-wait time
 	// attributed to that table (ms; sampled like the wait categories):

@@ -70,12 +70,14 @@ const (
 	catCPU
 	catClient
 	catOther
+	catRepl
 	nCat
 )
 
 var waitCtrs = [nCat]string{
 	target.CtrWaitLogMs, target.CtrWaitDataReadMs, target.CtrWaitDataWriteMs,
 	target.CtrWaitLockMs, target.CtrWaitCPUMs, target.CtrWaitClientMs, target.CtrWaitOtherMs,
+	target.CtrWaitReplMs,
 }
 
 // waitCategory maps one pg_stat_activity row to a wait category. Empty
@@ -89,6 +91,9 @@ var waitCtrs = [nCat]string{
 //   - IO DataFileExtend / Write / Flush / Sync / ImmediateSync / Truncate,
 //     SLRUWrite / SLRUSync / SLRUFlushSync → data write (extending writes
 //     new blocks)
+//   - IPC SyncRep (a commit waiting for the synchronous standbys'
+//     confirmation) and LWLock SyncRep (the queue of those commits) →
+//     replication
 //   - Lock (any), BufferPin, and LWLock other than the WAL ones → lock
 //   - anything else (IPC, Timeout, Activity, Extension, other IO) → other
 func waitCategory(waitType, waitEvent, state string) int {
@@ -116,10 +121,16 @@ func waitCategory(waitType, waitEvent, state string) int {
 		switch strings.TrimSuffix(waitEvent, "Lock") { // "WALWriteLock" before 13
 		case "WALWrite", "WALInsert", "WALBufMapping":
 			return catLog
+		case "SyncRep":
+			return catRepl
 		}
 		return catLock
 	case "Lock", "BufferPin":
 		return catLock
+	case "IPC":
+		if waitEvent == "SyncRep" {
+			return catRepl
+		}
 	}
 	return catOther
 }
