@@ -222,14 +222,14 @@ type Figures struct {
 	// not wait for (SQLite's checkpoints in WAL mode at NORMAL, a
 	// background flush) are no commit's cost.
 	CommitsWait *bool
-	// SyncStandbys is PostgreSQL's synchronous_standby_names when set
-	// (the standbys whose confirmation a commit waits for), for the
-	// evidence; "" otherwise.
-	SyncStandbys string
-	// SyncLevel is PostgreSQL's synchronous_commit during the run (on,
-	// remote_apply, remote_write: what a synchronous standby confirms);
-	// "" where not known.
-	SyncLevel string
+	// Replication describes the synchronous replication the server's
+	// commits wait for, where it has some; nil otherwise.
+	Replication *ReplFigures
+	// ReplWaitShare is the server's commits' wait for a semi-synchronous
+	// replica over the workers' time, where no wait categories were
+	// measured (MySQL without performance_schema:
+	// Rpl_semi_sync_master_tx_wait_time); nil otherwise.
+	ReplWaitShare *float64
 	// LocksUntilFlush says that the engine releases a transaction's row
 	// locks only once its commit's log flush is done (PostgreSQL), so a
 	// lock wait includes the holder's flush; InnoDB releases them before
@@ -981,8 +981,13 @@ func topFigures(f Figures) []string {
 	}
 	if sh := shares(f.WaitMs); sh != nil {
 		out = append(out, "wait shares: "+describeShares(sh))
-	} else if f.RowLockShare != nil && *f.RowLockShare >= 0.005 {
-		out = append(out, fmt.Sprintf("row-lock waits %.0f%% of the sessions' time (the whole server's)", 100**f.RowLockShare))
+	} else {
+		if f.RowLockShare != nil && *f.RowLockShare >= 0.005 {
+			out = append(out, fmt.Sprintf("row-lock waits %.0f%% of the sessions' time (the whole server's)", 100**f.RowLockShare))
+		}
+		if f.ReplWaitShare != nil && *f.ReplWaitShare >= 0.005 {
+			out = append(out, fmt.Sprintf("waits for a semi-synchronous replica's acknowledgement %.0f%% of the sessions' time (the whole server's)", 100*math.Min(*f.ReplWaitShare, 1)))
+		}
 	}
 	if f.Errors > 0 {
 		out = append(out, fmt.Sprintf("%d errors", f.Errors))
@@ -2256,6 +2261,22 @@ func NetworkRule(f Figures) Candidate {
 	return c
 }
 
+// ReplFigures describe a server's synchronous replication.
+type ReplFigures struct {
+	// Who names the replicas a commit waits for, and the setting that
+	// makes it wait ("the synchronous standbys (synchronous_standby_names
+	// = '*')").
+	Who string
+	// Level is PostgreSQL's synchronous_commit during the run (on,
+	// remote_apply, remote_write: what a standby confirms); "" for
+	// MySQL/MariaDB.
+	Level string
+	// SemiSync marks MySQL/MariaDB semi-synchronous replication: the
+	// replica acknowledges events it received; --durability relaxed
+	// (innodb_flush_log_at_trx_commit) does not skip the wait.
+	SemiSync bool
+}
+
 // ReplicationRule: the sessions spent at least MinReplWaitShare of their
 // time with commits waiting for a synchronous replica to confirm them
 // (PostgreSQL's IPC:SyncRep): the standby's round trip and its own WAL
@@ -2264,49 +2285,64 @@ func NetworkRule(f Figures) Candidate {
 // same host, single inserts: 66% of one session's time at 2,161 req/s.
 func ReplicationRule(f Figures) Candidate {
 	c := Candidate{Rule: Rule{Name: Replication}}
+	r := f.Replication
 	sh := shares(f.WaitMs)
-	if sh == nil {
+	var share float64
+	of := "the sessions' time"
+	switch {
+	case sh != nil:
+		share = sh[WaitRepl]
+	case f.ReplWaitShare != nil:
+		share, of = math.Min(*f.ReplWaitShare, 1), "the workers' time (the server's count of its commits' waits)"
+	default:
 		c.Why = "not applicable: no wait times measured"
 		return c
 	}
-	share := sh[WaitRepl]
 	if share <= 0 {
 		c.Why = "not applicable: no commit waited for a synchronous replica's confirmation"
 		return c
 	}
 	if share < MinReplWaitShare {
-		c.Why = fmt.Sprintf("waits for a synchronous replica's confirmation %s of the sessions' time < %.0f%%", pctBelow(100*share, 100*MinReplWaitShare), 100*MinReplWaitShare)
+		c.Why = fmt.Sprintf("waits for a synchronous replica's confirmation %s of %s < %.0f%%", pctBelow(100*share, 100*MinReplWaitShare), of, 100*MinReplWaitShare)
 		c.near = share / MinReplWaitShare
 		return c
 	}
 	c.Matched, c.Score = true, share
 	who := "a synchronous replica"
-	if f.SyncStandbys != "" {
-		who = fmt.Sprintf("the synchronous standbys (synchronous_standby_names = '%s')", f.SyncStandbys)
+	if r != nil && r.Who != "" {
+		who = r.Who
 	}
-	c.Why = fmt.Sprintf("commits wait for %s to confirm them %.0f%% of the sessions' time", who, 100*share)
+	c.Why = fmt.Sprintf("commits wait for %s to confirm them %.0f%% of %s", who, 100*share, of)
 	what := "its flush of the WAL"
-	switch f.SyncLevel {
-	case "remote_apply":
+	switch {
+	case r != nil && r.SemiSync:
+		what = "its receipt of the binary log's events"
+	case r != nil && r.Level == "remote_apply":
 		what = "its replay of the WAL (synchronous_commit = remote_apply)"
-	case "remote_write":
+	case r != nil && r.Level == "remote_write":
 		what = "its write of the WAL (synchronous_commit = remote_write)"
 	}
-	c.Evidence = append(c.Evidence, c.Why+": each commit's time is the round trip to the standby and "+what+", more than the flush on this server")
+	c.Evidence = append(c.Evidence, c.Why+": each commit's time is the round trip to the replica and "+what+", more than the flush on this server")
 	if lg := sh[WaitLog]; lg > 0 {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("the flushes of the log on this server are %.0f%% of the sessions' time", 100*lg))
 	}
-	relaxed := "--durability relaxed (synchronous_commit off: no wait for the standbys nor for this server's flush; the last commits can be lost in a crash or a failover) (estimate, from the sessions' waits)"
-	c.Suggestions = append(c.Suggestions, suggest(relaxed, gainFromShare(math.Min(share+sh[WaitLog], 1)), f))
-	lower := "synchronous_commit = remote_write for these transactions (the standby confirms once its OS has the WAL, before its flush) or local (no wait for the standby; a failover can lose the last commits): gain not predicted"
-	if f.SyncLevel == "remote_write" {
-		lower = "synchronous_commit = local for these transactions (no wait for the standby; a failover can lose the last commits): gain not predicted"
+	if r != nil && r.SemiSync {
+		c.Suggestions = append(c.Suggestions, suggest("asynchronous replication for these transactions (rpl_semi_sync_master_enabled OFF: a failover can lose the last commits; --durability relaxed changes the local flush only, not this wait) (estimate, from the waits)", gainFromShare(share), f))
+	} else {
+		c.Suggestions = append(c.Suggestions, suggest("--durability relaxed (synchronous_commit off: no wait for the standbys nor for this server's flush; the last commits can be lost in a crash or a failover) (estimate, from the sessions' waits)", gainFromShare(math.Min(share+sh[WaitLog], 1)), f))
+		lower := "synchronous_commit = remote_write for these transactions (the standby confirms once its OS has the WAL, before its flush) or local (no wait for the standby; a failover can lose the last commits): gain not predicted"
+		if r != nil && r.Level == "remote_write" {
+			lower = "synchronous_commit = local for these transactions (no wait for the standby; a failover can lose the last commits): gain not predicted"
+		}
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: lower})
 	}
-	c.Suggestions = append(c.Suggestions, Suggestion{Action: lower})
 	if f.Threads > 0 && !f.OpenLoop {
 		c.Suggestions = append(c.Suggestions, Suggestion{Action: fmt.Sprintf("more threads (-c %d): commits waiting at the same time are confirmed together (gain not predicted)", 2*f.Threads)})
 	}
-	c.Suggestions = append(c.Suggestions, Suggestion{Action: "a standby nearer this server, or with faster flushes (gain not predicted)"})
+	if f.FixedTx == "" {
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: "several rows per transaction: one confirmation for them all (gain not predicted)"})
+	}
+	c.Suggestions = append(c.Suggestions, Suggestion{Action: "a replica nearer this server, or a faster one (gain not predicted)"})
 	return c
 }
 

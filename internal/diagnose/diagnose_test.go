@@ -2069,7 +2069,7 @@ func TestClientQueueText(t *testing.T) {
 func TestReplicationRule(t *testing.T) {
 	// 1 connection at remote_write: 2,839 req/s, mean 0.351 ms.
 	f := Figures{Scope: "run", Threads: 1, Requests: 17038, ElapsedS: 6, RequestsPerSec: p(2839.5), MeanLatencyMs: p(0.351),
-		CommitsPerReq: p(1.003), SyncsPerReq: p(1.0015), LogMBPerSec: p(0.3), SyncStandbys: "*", SyncLevel: "remote_write",
+		CommitsPerReq: p(1.003), SyncsPerReq: p(1.0015), LogMBPerSec: p(0.3), Replication: &ReplFigures{Who: "the synchronous standbys (synchronous_standby_names = '*')", Level: "remote_write"},
 		WaitMs: map[string]float64{WaitClient: 1318, WaitCPU: 51, WaitLog: 1062, WaitRepl: 3596}}
 	tot := 1318.0 + 51 + 1062 + 3596
 	c := ReplicationRule(f)
@@ -2082,7 +2082,7 @@ func TestReplicationRule(t *testing.T) {
 			t.Errorf("evidence lacks %q: %s", want, ev)
 		}
 	}
-	if len(c.Suggestions) != 4 || !strings.Contains(c.Suggestions[0].Action, "--durability relaxed") ||
+	if len(c.Suggestions) != 5 || !strings.Contains(c.Suggestions[0].Action, "--durability relaxed") ||
 		math.Abs(*c.Suggestions[0].PredictedGain-round(tot/1369, 2)) > 0.01 {
 		t.Fatalf("suggestions %+v", c.Suggestions)
 	}
@@ -2099,11 +2099,40 @@ func TestReplicationRule(t *testing.T) {
 	// 4 connections at on: the standby's flush; remote_write is the
 	// level to try.
 	f4 := f
-	f4.Threads, f4.Requests, f4.RequestsPerSec, f4.MeanLatencyMs, f4.SyncLevel = 4, 31587, p(5263.3), p(0.759), "on"
+	f4.Threads, f4.Requests, f4.RequestsPerSec, f4.MeanLatencyMs = 4, 31587, p(5263.3), p(0.759)
+	f4.Replication = &ReplFigures{Who: "the synchronous standbys (synchronous_standby_names = '*')", Level: "on"}
 	f4.WaitMs = map[string]float64{WaitClient: 6868, WaitCPU: 307, WaitLog: 4701, WaitRepl: 12108}
 	c = ReplicationRule(f4)
 	if ev := strings.Join(c.Evidence, "|"); !c.Matched || !strings.Contains(ev, "its flush of the WAL") || !strings.Contains(c.Suggestions[1].Action, "remote_write") {
 		t.Errorf("at on: %+v", c)
+	}
+
+	// MariaDB without performance_schema, semi-synchronous replica 1 ms
+	// away each way: the server's count of its commits' waits (2,605 ms
+	// of 3 s, one worker) is the share; relaxed durability is no remedy.
+	my := Figures{Scope: "run", Threads: 1, Requests: 1330, ElapsedS: 3, RequestsPerSec: p(443), MeanLatencyMs: p(2.25),
+		ReplWaitShare: p(2605.0 / 3000), Replication: &ReplFigures{Who: "a semi-synchronous replica (rpl_semi_sync_master_enabled, wait point AFTER_COMMIT)", SemiSync: true}}
+	c = ReplicationRule(my)
+	if ev := strings.Join(c.Evidence, "|"); !c.Matched || !strings.Contains(ev, "87% of the workers' time (the server's count of its commits' waits)") ||
+		!strings.Contains(ev, "its receipt of the binary log's events") {
+		t.Errorf("semi-sync: %+v", c)
+	}
+	if a := c.Suggestions[0]; !strings.Contains(a.Action, "asynchronous replication") || !strings.Contains(a.Action, "not this wait") ||
+		a.PredictedGain == nil || math.Abs(*a.PredictedGain-round(1/(1-2605.0/3000), 2)) > 0.01 {
+		t.Errorf("semi-sync suggestion %+v", a)
+	}
+	for _, s := range c.Suggestions {
+		if strings.Contains(s.Action, "synchronous_commit") {
+			t.Errorf("PostgreSQL's setting suggested for MariaDB: %s", s.Action)
+		}
+	}
+	if v := Diagnose(my); v.Bottleneck != Replication {
+		t.Errorf("semi-sync verdict %q", v.Bottleneck)
+	}
+	low26 := my
+	low26.ReplWaitShare = p(0.26)
+	if v := Diagnose(low26); v.Bottleneck == Replication || !strings.Contains(strings.Join(v.Evidence, "|"), "semi-synchronous replica's acknowledgement 26%") {
+		t.Errorf("26%%: verdict %q %q", v.Bottleneck, v.Evidence)
 	}
 
 	// Below the threshold: a near miss; none at all: not applicable.

@@ -301,10 +301,31 @@ func logDevice(f *diagnose.Figures, t target.Info) {
 	f.LogDirectIO = t.LogDirectIO
 	f.DataOnLogDev = t.DataOnLogDevice != nil && *t.DataOnLogDevice
 	f.CommitsWait = commitsWait(t.Durability)
-	if t.Engine == "postgres" {
-		f.SyncStandbys, f.SyncLevel = t.Settings["synchronous_standby_names"], t.Durability.During
-	}
+	f.Replication = replication(t)
 	f.LocksUntilFlush = t.Engine == "postgres"
+}
+
+// replication describes the synchronous replication of t's commits from
+// its settings, or nil: PostgreSQL's synchronous standbys where
+// synchronous_commit makes commits wait for them, MySQL/MariaDB's
+// semi-synchronous replication where it is on.
+func replication(t target.Info) *diagnose.ReplFigures {
+	s := t.Settings
+	switch t.Engine {
+	case "postgres":
+		names, level := s["synchronous_standby_names"], t.Durability.During
+		if names == "" || level != "on" && !strings.HasPrefix(level, "remote_") {
+			return nil
+		}
+		return &diagnose.ReplFigures{Who: fmt.Sprintf("the synchronous standbys (synchronous_standby_names = '%s')", names), Level: level}
+	case "mysql":
+		for _, v := range []string{"master", "source"} {
+			if strings.EqualFold(s["rpl_semi_sync_"+v+"_enabled"], "ON") {
+				return &diagnose.ReplFigures{Who: fmt.Sprintf("a semi-synchronous replica (rpl_semi_sync_%s_enabled, wait point %s)", v, s["rpl_semi_sync_"+v+"_wait_point"]), SemiSync: true}
+			}
+		}
+	}
+	return nil
 }
 
 // commitsWait says whether each commit waits for its log flush under the
@@ -771,6 +792,9 @@ func fillServer(f *diagnose.Figures, c map[string]float64, secs float64, files [
 		// Without sampled waits, the server's row-lock time over the
 		// workers' time (in an open loop they also idle: a lower share).
 		f.RowLockShare = f64(v / (float64(f.Threads) * secs * 1000))
+	}
+	if v, ok := c[target.CtrReplWaitMs]; ok && f.WaitMs == nil && f.Threads > 0 && secs > 0 {
+		f.ReplWaitShare = f64(v / (float64(f.Threads) * secs * 1000))
 	}
 }
 

@@ -653,9 +653,16 @@ const (
 	CtrWaitClientMs    = "wait_client_ms"
 	CtrWaitOtherMs     = "wait_other_ms"
 	// CtrWaitReplMs is the sessions' time waiting for a synchronous
-	// replica to confirm their commits (PostgreSQL's SyncRep waits).
+	// replica to confirm their commits (PostgreSQL's SyncRep waits;
+	// MySQL's semi-synchronous acknowledgements, CtrReplWaitMs).
 	CtrWaitReplMs  = "wait_replication_ms"
 	CtrWaitSamples = "wait_samples" // sampling rounds taken (sampled engines)
+	// CtrReplWaitMs is the time the server's commits (all sessions')
+	// waited for a semi-synchronous replica's acknowledgement (MySQL and
+	// MariaDB: Rpl_semi_sync_master_tx_wait_time), where the server
+	// counts it; CtrWaitReplMs holds it as a wait category where wait
+	// categories are measured (performance_schema on).
+	CtrReplWaitMs = "repl_wait_ms"
 
 	// CtrLockTablePrefix + a table's name counts the lock-wait time
 	// attributed to that table (ms; sampled like the wait categories):

@@ -24,16 +24,8 @@ import (
 // is skipped, or fails where the servers are required (CI).
 func PgBouncer(t testing.TB, pgDSN, mode string, extra ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("pgbouncer")
-	if err != nil {
-		for _, p := range []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer"} {
-			if _, serr := os.Stat(p); serr == nil {
-				bin, err = p, nil
-				break
-			}
-		}
-	}
-	if err != nil {
+	bin := lookBin("pgbouncer")
+	if bin == "" {
 		if Required() {
 			t.Fatalf("pgbouncer not found but %s is set: .ci/run installs it (apt-get install pgbouncer)", RequireEnv)
 		}

@@ -41,6 +41,9 @@ type psWaits struct {
 	logInstrumented bool // the redo log has a file instrument (MySQL)
 	// rowLock0 is Innodb_row_lock_time at the first reading (fill).
 	rowLock0 *float64
+	// repl0 is the semi-synchronous replication wait (repl_wait_ms) at
+	// the first reading (fill).
+	repl0 *float64
 }
 
 func newPSWaits() *psWaits {
@@ -214,11 +217,22 @@ func (p *psWaits) fill(out map[string]float64) {
 		}
 		rowLocks -= *p.rowLock0
 	}
+	// The commits' waits for a semi-synchronous replica's
+	// acknowledgement are no wait event either: moved to replication.
+	repl, haveRepl := out[target.CtrReplWaitMs]
+	if haveRepl {
+		if p.repl0 == nil || repl < *p.repl0 {
+			base := repl
+			p.repl0 = &base
+		}
+		repl -= *p.repl0
+	}
 	outside := p.total[target.CtrWaitCPUMs] // statement time outside wait events
 	if !p.logInstrumented {
 		outside = p.total["mysql.ps_unattributed_ms"]
 	}
-	outside = max(outside-rowLocks, 0)
+	repl = min(repl, max(outside-rowLocks, 0))
+	outside = max(outside-rowLocks-repl, 0)
 	for _, k := range []string{target.CtrWaitClientMs, target.CtrWaitLogMs, target.CtrWaitDataReadMs, target.CtrWaitLockMs, target.CtrWaitOtherMs} {
 		if k == target.CtrWaitLogMs && !p.logInstrumented {
 			continue
@@ -226,6 +240,10 @@ func (p *psWaits) fill(out map[string]float64) {
 		out[k] = p.total[k]
 	}
 	out[target.CtrWaitLockMs] += rowLocks
+	if haveRepl {
+		out[target.CtrWaitReplMs] = repl
+		out[target.CtrWaitEventPrefix+EventSemiSync] = repl
+	}
 	if p.logInstrumented {
 		out[target.CtrWaitCPUMs] = outside
 	} else {
@@ -257,6 +275,10 @@ const (
 	// EventUntimed is statement time outside any wait event where the
 	// redo log is not instrumented (MariaDB): CPU and log flushes.
 	EventUntimed = "statement time outside wait events (CPU, log flushes)"
+	// EventSemiSync is the commits' wait for a semi-synchronous
+	// replica's acknowledgement, server-wide (all sessions'), from
+	// Rpl_semi_sync_master_tx_wait_time.
+	EventSemiSync = "semi-sync replica acknowledgement (server-wide)"
 	// EventRowLocks is InnoDB's row-lock wait time, server-wide (all
 	// sessions'), from Innodb_row_lock_time.
 	EventRowLocks = "innodb row locks (server-wide)"

@@ -113,6 +113,7 @@ var extraStatus = []string{
 //	Innodb_data_read / _written        → data_bytes_read / data_bytes_write
 //	Innodb_buffer_pool_read_requests   → cache_reads
 //	read_requests - Innodb_buffer_pool_reads → cache_hits
+//	Rpl_semi_sync_master_tx_wait_time  → repl_wait_ms (µs → ms; semi-synchronous replication)
 //
 // The generic commits / rollbacks counters are left absent: Com_commit
 // counts COMMIT statements only, so autocommit work would show as zero
@@ -158,6 +159,12 @@ func counters(status map[string]string) map[string]float64 {
 	copyTo(target.CtrDataBytesRead, "Innodb_data_read")
 	copyTo(target.CtrDataBytesWrite, "Innodb_data_written")
 	copyTo(target.CtrRowLockMs, "Innodb_row_lock_time")
+	// µs; MySQL 8.0.26+'s rpl_semi_sync_source plugin names it "source".
+	for _, name := range []string{"Rpl_semi_sync_master_tx_wait_time", "Rpl_semi_sync_source_tx_wait_time"} {
+		if v, ok := num(name); ok {
+			out[target.CtrReplWaitMs] = v / 1000
+		}
+	}
 	if req, ok := num("Innodb_buffer_pool_read_requests"); ok {
 		out[target.CtrCacheReads] = req
 		if miss, ok := num("Innodb_buffer_pool_reads"); ok {

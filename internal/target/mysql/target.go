@@ -69,6 +69,8 @@ var settingNames = []string{
 	"innodb_page_size", "max_prepared_stmt_count", "transaction_isolation", "tx_isolation",
 	"datadir", "innodb_log_group_home_dir", "innodb_log_file_buffering",
 	"innodb_deadlock_detect", "innodb_lock_wait_timeout", "read_only", "super_read_only",
+	"rpl_semi_sync_master_enabled", "rpl_semi_sync_master_wait_point",
+	"rpl_semi_sync_source_enabled", "rpl_semi_sync_source_wait_point",
 }
 
 // myTarget implements target.Target and target.Sampler.
