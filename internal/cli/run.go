@@ -145,6 +145,9 @@ confidence interval, in one result.`
   ceiling run %[1]s --db sqlite:/tmp/bench.db --warmup 5s --out /tmp/results
   ceiling run %[1]s --emulate azure-2014-s1             # SQLite held to a tier's log rate
   ceiling run %[1]s -c 12 --shard 0/3 --out shards      # one of 3 load generators; then ceiling merge shards/`, name)
+	if r, ok := w.(workload.Reader); ok && r.ReadsOnly() {
+		example += fmt.Sprintf("\n  ceiling run %[1]s --reuse --db postgres://standby/db   # a hot standby or read replica: tables prepared on its primary", name)
+	}
 	if meta.RunExamples != "" {
 		example = meta.RunExamples
 	}
