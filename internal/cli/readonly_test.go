@@ -75,6 +75,68 @@ func TestPostgresStandby(t *testing.T) {
 		t.Fatalf("prepare on the primary: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	checkReadOnly(t, standby, "a hot standby")
+
+	// Queries the primary's replayed clean-ups conflict with: with
+	// max_standby_streaming_delay 0 the standby cancels them at once, and
+	// the verdict says whose work that is.
+	std := pgSession(t, standby)
+	ctx := context.Background()
+	for _, q := range []string{"ALTER SYSTEM SET max_standby_streaming_delay = 0", "SELECT pg_reload_conf()"} {
+		if _, err := std.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prim := pgSession(t, primary)
+	for _, q := range []string{"CREATE TABLE churn (id int PRIMARY KEY, v int)", "INSERT INTO churn SELECT g, 0 FROM generate_series(1, 1000) g"} {
+		if _, err := prim.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, stdout, stderr := runCLI(t, ctx, "prepare", "sequential-selects", "--rows", "20000", "--db", primary); code != 0 {
+		t.Fatalf("prepare sequential-selects on the primary: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	churnCtx, stop := context.WithCancel(ctx)
+	churned := make(chan error, 1)
+	go func() {
+		var err error
+		for churnCtx.Err() == nil && err == nil {
+			if _, err = prim.Exec(churnCtx, "UPDATE churn SET v = v + 1"); err == nil {
+				_, err = prim.Exec(churnCtx, "VACUUM churn")
+			}
+		}
+		if churnCtx.Err() != nil {
+			err = nil
+		}
+		churned <- err
+	}()
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, ctx, "run", "sequential-selects", "--reuse", "--rows", "20000", "--db", standby, "-c", "2", "-T", "3s", "--warmup", "0", "--out", out)
+	stop()
+	if err := <-churned; err != nil {
+		t.Fatalf("the primary's updates: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("run on the standby beside the primary's updates: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var raw struct {
+		Summary struct {
+			ErrorsByClass map[string]int64 `json:"errors_by_class"`
+		} `json:"summary"`
+		Verdict struct {
+			Bottleneck  string `json:"bottleneck"`
+			Suggestions []struct {
+				Action string `json:"action"`
+			} `json:"suggestions"`
+		} `json:"verdict"`
+	}
+	readResultInto(t, out, &raw)
+	t.Logf("errors by class beside the primary's updates: %v", raw.Summary.ErrorsByClass)
+	if raw.Summary.ErrorsByClass["recovery_conflict"] == 0 || raw.Summary.ErrorsByClass["serialization"] != 0 {
+		t.Errorf("errors by class %v: want the cancelled scans as recovery_conflict, none as serialization", raw.Summary.ErrorsByClass)
+	}
+	if v := raw.Verdict; v.Bottleneck == "errors" && (len(v.Suggestions) == 0 || !strings.Contains(v.Suggestions[0].Action, "hot_standby_feedback")) {
+		t.Errorf("errors verdict without the standby's remedies: %+v", v.Suggestions)
+	}
 	// The primary was left alone by all that: its tables are there.
 	if code, stdout, stderr := runCLI(t, context.Background(), "cleanup", "direct-selects", "--db", primary); code != 0 || !strings.Contains(stdout, "dropped ceiling.rows") {
 		t.Errorf("cleanup on the primary: exit %d\n%s\n%s", code, stdout, stderr)

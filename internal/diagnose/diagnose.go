@@ -816,7 +816,7 @@ func errorsVerdict(f Figures) (Candidate, bool) {
 		c.Why = "no request failed but for lock or timeout errors"
 		return c, false
 	}
-	counts := fmt.Sprintf("%s of %s requests failed", num(float64(failed)), num(float64(f.Requests+f.Errors)))
+	counts := fmt.Sprintf("%s of %s requests failed", Thousands(float64(failed)), Thousands(float64(f.Requests+f.Errors)))
 	if share < MaxFailedShare {
 		c.Why = fmt.Sprintf("%s (%.3g%%) < %.0f%%, leaving out lock and timeout errors", counts, 100*share, 100*MaxFailedShare)
 		return c, false
@@ -832,9 +832,13 @@ func errorsVerdict(f Figures) (Candidate, bool) {
 	}
 	sort.Slice(classes, func(i, j int) bool { return f.ErrorsByClass[classes[i]] > f.ErrorsByClass[classes[j]] })
 	for _, class := range classes {
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s %s errors", num(float64(f.ErrorsByClass[class])), class))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s %s errors", Thousands(float64(f.ErrorsByClass[class])), class))
 	}
 	c.Evidence = append(c.Evidence, "the rates count the requests that succeeded and the per-request costs include the failing ones' work: neither is the database's ceiling")
+	if n := f.ErrorsByClass["recovery_conflict"]; n > 0 {
+		c.Evidence = append(c.Evidence, "recovery conflicts: the hot standby cancelled queries that the primary's changes, as they were replayed, would have removed rows from under (or locked them out of): the primary's work, not this load")
+		c.Suggestions = append(c.Suggestions, Suggestion{Action: "on the standby, hot_standby_feedback = on (the primary then keeps the row versions the standby's queries still see; its tables bloat while they run) or a longer max_standby_streaming_delay (replay waits for the queries, and the standby falls behind the primary)"})
+	}
 	c.Suggestions = append(c.Suggestions, Suggestion{Action: "removing the cause of the errors (the first message of each class is in the summary), then running again"})
 	return c, true
 }

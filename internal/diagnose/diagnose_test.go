@@ -1407,6 +1407,17 @@ func TestErrorsVerdict(t *testing.T) {
 	if v.Bottleneck != None || rule == nil || rule.Matched || rule.Why != "5,000 of 115,504 requests failed (4.33%) < 10%, leaving out lock and timeout errors" {
 		t.Errorf("5%% failed: %s, rule %+v", v.Bottleneck, rule)
 	}
+	// A hot standby's scans cancelled in conflict with recovery (beside
+	// pgbench on the primary: 308 of 421, and 2 sessions ended): the
+	// primary's work, with the standby's remedies first.
+	f = Figures{HostBusy: p(0.99), Cores: p(2), ClientCPUPct: p(22), RequestsPerSec: p(11.1), Threads: 2, MeanLatencyMs: p(73.4),
+		Requests: 111, ElapsedS: 10, Errors: 310, ErrorsByClass: map[string]int64{"recovery_conflict": 308, "connection_lost": 2}}
+	v = Diagnose(f)
+	ev = strings.Join(v.Evidence, "|")
+	if v.Bottleneck != Errors || !strings.HasPrefix(ev, "310 of 421 requests failed (73.6% ≥ 10%)|308 recovery_conflict errors|2 connection_lost errors|") ||
+		!strings.Contains(ev, "the primary's work, not this load") || len(v.Suggestions) != 2 || !strings.Contains(v.Suggestions[0].Action, "hot_standby_feedback = on") {
+		t.Errorf("recovery conflicts: %s %q %+v", v.Bottleneck, ev, v.Suggestions)
+	}
 }
 
 // TestOneThreadWording: the default -c 1 reads "1 thread keeps", not

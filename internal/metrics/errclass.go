@@ -13,16 +13,21 @@ const (
 	ErrConstraint                    // unique, foreign key, not-null or check violation
 	ErrConnLost                      // the connection was lost: reconnect and go on
 	ErrTimeout                       // statement timeout or query cancelled by the server
-	NumErrClasses                    // number of classes; not a class
+	// ErrRecoveryConflict: a query on a hot standby cancelled because
+	// the primary's changes being replayed conflicted with it
+	// (PostgreSQL); the primary's work, not this load, causes it.
+	ErrRecoveryConflict
+	NumErrClasses // number of classes; not a class
 )
 
 var errClassNames = [NumErrClasses]string{
-	ErrOther:         "other",
-	ErrSerialization: "serialization",
-	ErrLockTimeout:   "lock_timeout",
-	ErrConstraint:    "constraint",
-	ErrConnLost:      "connection_lost",
-	ErrTimeout:       "statement_timeout",
+	ErrOther:            "other",
+	ErrSerialization:    "serialization",
+	ErrLockTimeout:      "lock_timeout",
+	ErrConstraint:       "constraint",
+	ErrConnLost:         "connection_lost",
+	ErrTimeout:          "statement_timeout",
+	ErrRecoveryConflict: "recovery_conflict",
 }
 
 // String returns the class name used in results and on the console.

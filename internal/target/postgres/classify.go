@@ -15,6 +15,12 @@ import (
 // Classify maps an error from this package (or from pgx) to an error
 // class:
 //
+//   - any FATAL or PANIC error (the server ends the session after those)
+//     → ErrConnLost, whatever its SQLSTATE (a hot standby terminating a
+//     session in conflict with recovery says 40001);
+//   - SQLSTATE 40001 with "conflict with recovery" in its message (a hot
+//     standby cancelling a query that replay would conflict with) →
+//     ErrRecoveryConflict;
 //   - SQLSTATE 40001 serialization_failure, 40P01 deadlock_detected →
 //     ErrSerialization;
 //   - 55P03 lock_not_available (lock_timeout, NOWAIT) → ErrLockTimeout;
@@ -22,8 +28,7 @@ import (
 //     ErrConstraint;
 //   - 57014 query_canceled (statement_timeout, pg_cancel_backend) and a
 //     client-side deadline → ErrTimeout;
-//   - class 08, 57P01/57P02/57P03 (terminated, crash, starting up), any
-//     FATAL or PANIC error (the server ends the session after those), and
+//   - class 08, 57P01/57P02/57P03 (terminated, crash, starting up), and
 //     network-level failures (EOF, reset, closed connection, anything pgx
 //     marks safe to retry) → ErrConnLost;
 //   - anything else → ErrOther.
@@ -33,6 +38,9 @@ func Classify(err error) metrics.ErrClass {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
+		if pgErr.Code == "40001" && pgErr.Severity == "ERROR" && strings.Contains(pgErr.Message, "conflict with recovery") {
+			return metrics.ErrRecoveryConflict
+		}
 		return classifyCode(pgErr.Code, pgErr.Severity)
 	}
 	switch {
@@ -58,6 +66,9 @@ func Classify(err error) metrics.ErrClass {
 
 // classifyCode maps a SQLSTATE (and the severity it came with).
 func classifyCode(code, severity string) metrics.ErrClass {
+	if severity == "FATAL" || severity == "PANIC" {
+		return metrics.ErrConnLost
+	}
 	switch code {
 	case "40001", "40P01":
 		return metrics.ErrSerialization
@@ -72,8 +83,6 @@ func classifyCode(code, severity string) metrics.ErrClass {
 	case strings.HasPrefix(code, "23"):
 		return metrics.ErrConstraint
 	case strings.HasPrefix(code, "08"):
-		return metrics.ErrConnLost
-	case severity == "FATAL", severity == "PANIC":
 		return metrics.ErrConnLost
 	}
 	return metrics.ErrOther

@@ -57,6 +57,11 @@ func TestClassifyConstructed(t *testing.T) {
 		{"canceled", context.Canceled, metrics.ErrOther},
 		{"commit rollback", fmt.Errorf("postgres: commit: %w", pgx.ErrTxCommitRollback), metrics.ErrOther},
 		{"plain", errors.New("boom"), metrics.ErrOther},
+		// A hot standby: a query cancelled in conflict with recovery, and
+		// a session ended for one (the connection is gone).
+		{"recovery conflict", &pgconn.PgError{Code: "40001", Severity: "ERROR", Message: "canceling statement due to conflict with recovery"}, metrics.ErrRecoveryConflict},
+		{"recovery conflict, session ended", &pgconn.PgError{Code: "40001", Severity: "FATAL", Message: "terminating connection due to conflict with recovery"}, metrics.ErrConnLost},
+		{"database dropped on the standby", pg("57P04", "FATAL"), metrics.ErrConnLost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,5 +99,22 @@ func TestCheckName(t *testing.T) {
 		if err := checkName("table", bad); err == nil {
 			t.Errorf("checkName(%q) = nil, want an error", bad)
 		}
+	}
+}
+
+// TestClassifyOnStandby: on a hot standby a query's serialization
+// failure is a conflict with recovery, in whatever language the server
+// words it; on a primary it stays a serialization failure.
+func TestClassifyOnStandby(t *testing.T) {
+	localized := fmt.Errorf("postgres: query: %w", &pgconn.PgError{Code: "40001", Severity: "ERROR", Message: "Abbruch der Anweisung wegen Konflikt mit der Wiederherstellung"})
+	if got := (&pgTarget{standby: true}).Classify(localized); got != metrics.ErrRecoveryConflict {
+		t.Errorf("standby: %v, want recovery_conflict", got)
+	}
+	if got := (&pgTarget{}).Classify(localized); got != metrics.ErrSerialization {
+		t.Errorf("primary: %v, want serialization", got)
+	}
+	deadlock := &pgconn.PgError{Code: "40P01", Severity: "ERROR", Message: "deadlock detected"}
+	if got := (&pgTarget{standby: true}).Classify(deadlock); got != metrics.ErrSerialization {
+		t.Errorf("deadlock on a standby: %v, want serialization", got)
 	}
 }

@@ -122,6 +122,9 @@ type pgTarget struct {
 	// 22 a second, which pg_stat_database's xact_commit counts with the
 	// workload's. Sample leaves them out of the commits counter.
 	own atomic.Int64
+	// standby: the server is a hot standby (in recovery), where a query's
+	// serialization failure is a conflict with recovery (Classify).
+	standby bool
 }
 
 var (
@@ -303,7 +306,7 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 	if _, ok := info.Settings["synchronous_commit"]; !ok {
 		return info, errors.New("postgres: server has no synchronous_commit setting")
 	}
-	info.ReadOnly = readOnly(ctx, c)
+	info.ReadOnly, t.standby = readOnly(ctx, c)
 	// data_directory is shown to superusers and pg_read_all_settings only.
 	if d := info.Settings["data_directory"]; d != "" {
 		info.LogDir = path.Join(d, "pg_wal")
@@ -316,22 +319,21 @@ func (t *pgTarget) readInfo(ctx context.Context, c *pgx.Conn) (target.Info, erro
 }
 
 // readOnly says why the server takes no writes from c's sessions (a hot
-// standby, default_transaction_read_only), "" when it takes them or does
+// standby: standby, default_transaction_read_only), "" when it takes them or does
 // not say (a PostgreSQL-wire server without these functions): the
 // writes then fail with their own errors.
-func readOnly(ctx context.Context, c *pgx.Conn) string {
-	var recovery bool
+func readOnly(ctx context.Context, c *pgx.Conn) (why string, standby bool) {
 	var ro string
-	if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')").Scan(&recovery, &ro); err != nil {
-		return ""
+	if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')").Scan(&standby, &ro); err != nil {
+		return "", false
 	}
 	switch {
-	case recovery:
-		return "a hot standby: pg_is_in_recovery() is true"
+	case standby:
+		return "a hot standby: pg_is_in_recovery() is true", true
 	case ro == "on":
-		return "its sessions are read-only: default_transaction_read_only is on for this user, database or connection"
+		return "its sessions are read-only: default_transaction_read_only is on for this user, database or connection", false
 	}
-	return ""
+	return "", false
 }
 
 // redactedDSN is the DSN for results and messages. With an empty DSN
@@ -443,7 +445,17 @@ func (t *pgTarget) Connect(ctx context.Context) (target.Conn, error) {
 }
 
 // Classify implements target.Target.
-func (t *pgTarget) Classify(err error) metrics.ErrClass { return Classify(err) }
+// On a hot standby a query's serialization failure is a conflict with
+// recovery whatever language the server's messages are in: its sessions
+// only read.
+func (t *pgTarget) Classify(err error) metrics.ErrClass {
+	c := Classify(err)
+	var pgErr *pgconn.PgError
+	if c == metrics.ErrSerialization && t.standby && errors.As(err, &pgErr) && pgErr.Code == "40001" {
+		return metrics.ErrRecoveryConflict
+	}
+	return c
+}
 
 // Schema implements target.Target.
 func (t *pgTarget) Schema() target.Schema { return schema{t: t} }
