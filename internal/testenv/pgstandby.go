@@ -20,7 +20,8 @@ import (
 // with trust authentication, and returns their DSNs (user postgres,
 // database postgres). The primary commits only once the standby has
 // applied the commit (synchronous_commit = remote_apply), so what a test
-// writes there is on the standby when the write returns. Both stop, and
+// writes there is on the standby when the write returns; it runs with
+// fsync off (its own flushes are no test's subject). Both stop, and
 // their files go, when the test ends. Without the binaries the test is
 // skipped, or fails where the servers are required (CI).
 func PgStandby(t testing.TB) (primary, standby string) {
