@@ -75,6 +75,11 @@ func TestPostgresStandby(t *testing.T) {
 		t.Fatalf("prepare on the primary: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	checkReadOnly(t, standby, "a hot standby")
+	// --reuse with other --rows than the primary's tables: prepared there.
+	code, _, stderr := runCLI(t, context.Background(), "run", "direct-selects", "--reuse", "--rows", "500", "--db", standby, "-T", "1s", "--out", t.TempDir())
+	if code != 1 || !strings.Contains(stderr, "--db PRIMARY` on the primary") || !strings.Contains(stderr, "give the --rows and --tables the primary's tables were prepared with") {
+		t.Errorf("--reuse with other --rows on the standby: exit %d, %q", code, stderr)
+	}
 
 	// Queries the primary's replayed clean-ups conflict with: with
 	// max_standby_streaming_delay 0 the standby cancels them at once, and
@@ -118,7 +123,13 @@ func TestPostgresStandby(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run on the standby beside the primary's updates: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stdout, "hot standby: replayed ") {
+		t.Errorf("the summary does not say how much of the primary's WAL the standby replayed during the run:\n%s", stdout)
+	}
 	var raw struct {
+		Evidence struct {
+			PerSec map[string]float64 `json:"per_sec"`
+		} `json:"evidence"`
 		Summary struct {
 			ErrorsByClass map[string]int64 `json:"errors_by_class"`
 		} `json:"summary"`
@@ -131,6 +142,9 @@ func TestPostgresStandby(t *testing.T) {
 	}
 	readResultInto(t, out, &raw)
 	t.Logf("errors by class beside the primary's updates: %v", raw.Summary.ErrorsByClass)
+	if raw.Evidence.PerSec["replay_bytes"] <= 0 {
+		t.Errorf("replay_bytes per second %v beside the primary's updates, want > 0", raw.Evidence.PerSec["replay_bytes"])
+	}
 	if raw.Summary.ErrorsByClass["recovery_conflict"] == 0 || raw.Summary.ErrorsByClass["serialization"] != 0 {
 		t.Errorf("errors by class %v: want the cancelled scans as recovery_conflict, none as serialization", raw.Summary.ErrorsByClass)
 	}

@@ -417,6 +417,9 @@ func PrintSummary(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "wait events of ceiling's sessions (%s): %s\n", WaitEventsHow(r), line)
 		}
 	}
+	if line := ReplayLine(r); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if r.Evidence != nil && r.Evidence.Error != "" {
 		fmt.Fprintf(w, "server evidence incomplete: %s\n", EvidenceErrorText(r.Evidence))
 	}
@@ -670,4 +673,23 @@ func ClientQueueMs(r *Result) *float64 {
 		return nil
 	}
 	return f64(1000 * sec / float64(r.Summary.Requests))
+}
+
+// ReplayLine describes a hot standby's replay of its primary's WAL during
+// the measured phase ("" where the target is no standby): the primary's
+// changes the standby applied beside the run's reads, with whose work
+// (CPU, IO, conflicts) they competed.
+func ReplayLine(r *Result) string {
+	if r.Evidence == nil {
+		return ""
+	}
+	bps, ok := r.Evidence.PerSec[target.CtrReplayBytes]
+	if !ok {
+		return ""
+	}
+	if bps <= 0 {
+		return "hot standby: no WAL of the primary's replayed during the run (no changes on the primary, or replay paused)"
+	}
+	return fmt.Sprintf("hot standby: replayed %.3g MB/s of the primary's WAL during the run (%.3g MB in all) beside these reads; replay's CPU and IO are in the server's figures above",
+		bps/1e6, r.Evidence.Counters[target.CtrReplayBytes]/1e6)
 }

@@ -663,6 +663,10 @@ const (
 	// counts it; CtrWaitReplMs holds it as a wait category where wait
 	// categories are measured (performance_schema on).
 	CtrReplWaitMs = "repl_wait_ms"
+	// CtrReplayBytes is the position up to which a hot standby has
+	// replayed its primary's WAL, in bytes (PostgreSQL: its delta is the
+	// primary's changes the standby applied beside the run's reads).
+	CtrReplayBytes = "replay_bytes"
 
 	// CtrLockTablePrefix + a table's name counts the lock-wait time
 	// attributed to that table (ms; sampled like the wait categories):

@@ -36,6 +36,9 @@ type probe struct {
 	cols      map[string][]string // view → numeric columns in catalog order
 	ioText    bool                // pg_stat_io has backend_type, object, context
 	blockSize float64
+	// standby: the server is a hot standby, whose replay position is
+	// read too (target.CtrReplayBytes).
+	standby bool
 }
 
 // Sample implements target.Sampler. It reads every view in one round trip
@@ -198,6 +201,9 @@ func (p *probe) read(ctx context.Context, c *pgx.Conn) (map[string]float64, []io
 	var tm timing
 	b := &pgx.Batch{}
 	b.Queue(`SELECT current_setting('track_wal_io_timing', true), current_setting('track_io_timing', true)`)
+	if p.standby {
+		b.Queue(`SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_last_wal_replay_lsn(), '0/0')::float8`)
+	}
 	var queued []int
 	for i, v := range singleRow {
 		if cols := p.cols[v.view]; len(cols) > 0 {
@@ -223,6 +229,15 @@ func (p *probe) read(ctx context.Context, c *pgx.Conn) (map[string]float64, []io
 	tm.io = ioTiming != nil && *ioTiming == "on"
 
 	raw := map[string]float64{}
+	if p.standby {
+		var replayed *float64
+		if err := br.QueryRow().Scan(&replayed); err != nil {
+			return fail(fmt.Errorf("read the replay position: %w", err))
+		}
+		if replayed != nil {
+			raw["standby.replay_bytes"] = *replayed
+		}
+	}
 	for _, i := range queued {
 		v := singleRow[i]
 		cols := p.cols[v.view]
@@ -321,6 +336,9 @@ func counters(raw map[string]float64, io []ioRow, tm timing, blockSize float64) 
 			out[ctr] = v
 		}
 	}
+
+	// A hot standby's replay of the primary's WAL.
+	copyTo(target.CtrReplayBytes, "standby.replay_bytes")
 
 	// Log (WAL).
 	copyTo(target.CtrLogBytes, "wal.wal_bytes")

@@ -196,6 +196,7 @@ func Open(ctx context.Context, opts target.Options) (target.Target, error) {
 		return nil, err
 	}
 	t.probe.blockSize = blockSize(info.Settings)
+	t.probe.standby = t.standby
 	m := t.probe.missing(info.Settings)
 	if info.Local && info.LogDir == "" {
 		// A local server whose WAL directory is not known: its device

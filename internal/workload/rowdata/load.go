@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-db/ceiling/internal/metrics"
 	"github.com/ceiling-db/ceiling/internal/target"
 )
 
@@ -395,6 +396,10 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 	// A shard reuses without --reuse: say so, and not to leave it out.
 	prepare := fmt.Sprintf("`ceiling prepare %s --rows %d --tables %d`", b.Workload, b.Rows, b.tables())
 	what, again := "--reuse", "run "+prepare+" first, or leave out --reuse"
+	if t.Info().ReadOnly != "" { // a standby: its primary's tables come by replication
+		prepare = fmt.Sprintf("`ceiling prepare %s --rows %d --tables %d --db PRIMARY` on the primary (this server takes no writes)", b.Workload, b.Rows, b.tables())
+		again = "run " + prepare + " first, or give the --rows and --tables the primary's tables were prepared with"
+	}
 	if b.ShardN > 0 {
 		what, again = "sharded run", "the shards start from the dataset as prepared: run "+prepare+" once before starting them"
 	}
@@ -404,7 +409,16 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 			return fmt.Errorf("%s: no ceiling table %s: %s", what, t.Dialect().Table(name), again)
 		}
 		var count, maxID int64
-		if _, err := target.QueryRow(ctx, conn, "SELECT count(*), coalesce(max(row_id), 0) FROM "+t.Dialect().Table(name), []any{&count, &maxID}); err != nil {
+		// On a hot standby the primary's replayed changes may cancel the
+		// count (a recovery conflict): it is tried again, a few times.
+		for try := 1; ; try++ {
+			_, err := target.QueryRow(ctx, conn, "SELECT count(*), coalesce(max(row_id), 0) FROM "+t.Dialect().Table(name), []any{&count, &maxID})
+			if err == nil {
+				break
+			}
+			if try < 5 && t.Classify(err) == metrics.ErrRecoveryConflict && ctx.Err() == nil {
+				continue
+			}
 			return fmt.Errorf("%s: count the rows of %s: %w", what, t.Dialect().Table(name), err)
 		}
 		if count != n || maxID != n {
