@@ -279,3 +279,72 @@ func TestMySQLSemiSync(t *testing.T) {
 		})
 	}
 }
+
+// TestMySQLReplicaReads: on a MariaDB replica (read_only, replicating from
+// its primary) a read workload runs on the tables prepared on the primary,
+// and the summary says how much of the primary's binary log the replica
+// applied beside it, while the primary takes writes.
+func TestMySQLReplicaReads(t *testing.T) {
+	serverDSN(t, testenv.MySQLEnv)
+	primary, replica := testenv.MariaDBReplica(t, 0)
+	ctx := context.Background()
+	if code, stdout, stderr := runCLI(t, ctx, "prepare", "direct-selects", "--db", primary); code != 0 {
+		t.Fatalf("prepare on the primary: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	db := openMySQL(t, primary)
+	if _, err := db.Exec("CREATE TABLE churn (id int PRIMARY KEY, v int)"); err != nil {
+		t.Fatal(err)
+	}
+	// The replica acknowledges what it received; it applies it after.
+	rdb := openMySQL(t, replica)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var n int
+		err := rdb.QueryRow("SELECT count(*) FROM ceiling_rows").Scan(&n)
+		if err == nil && n == 10000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica has %d rows of ceiling_rows after 30 s (%v)", n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	churnCtx, stop := context.WithCancel(ctx)
+	churned := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; churnCtx.Err() == nil && err == nil; i++ {
+			_, err = db.ExecContext(churnCtx, "INSERT INTO churn VALUES (?, 0)", i)
+		}
+		if churnCtx.Err() != nil {
+			err = nil
+		}
+		churned <- err
+	}()
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, ctx, "run", "direct-selects", "--reuse", "--db", replica, "-c", "2", "-T", "2s", "--warmup", "0", "--out", out)
+	stop()
+	if err := <-churned; err != nil {
+		t.Fatalf("the primary's inserts: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("run on the replica: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, line, ok := strings.Cut(stdout, "replica: applied "); ok {
+		line, _, _ = strings.Cut(line, ";")
+		t.Logf("replica: applied %s", line)
+	}
+	for _, want := range []string{"read-only server (read_only is ON", "replica: applied "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	var raw struct {
+		Evidence struct {
+			PerSec map[string]float64 `json:"per_sec"`
+		} `json:"evidence"`
+	}
+	readResultInto(t, out, &raw)
+	if raw.Evidence.PerSec["replay_bytes"] <= 0 {
+		t.Errorf("replay_bytes per second %v while the primary took inserts, want > 0", raw.Evidence.PerSec["replay_bytes"])
+	}
+}

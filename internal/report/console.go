@@ -675,10 +675,11 @@ func ClientQueueMs(r *Result) *float64 {
 	return f64(1000 * sec / float64(r.Summary.Requests))
 }
 
-// ReplayLine describes a hot standby's replay of its primary's WAL during
-// the measured phase ("" where the target is no standby): the primary's
-// changes the standby applied beside the run's reads, with whose work
-// (CPU, IO, conflicts) they competed.
+// ReplayLine describes a replica's application of its primary's log
+// during the measured phase (a PostgreSQL hot standby's WAL replay, a
+// MySQL/MariaDB replica's binary log; "" where the target is none): the
+// primary's changes applied beside the run's reads, with whose work (CPU,
+// IO, conflicts) they competed.
 func ReplayLine(r *Result) string {
 	if r.Evidence == nil {
 		return ""
@@ -686,6 +687,13 @@ func ReplayLine(r *Result) string {
 	bps, ok := r.Evidence.PerSec[target.CtrReplayBytes]
 	if !ok {
 		return ""
+	}
+	if r.Target.Engine == "mysql" {
+		if bps <= 0 {
+			return "replica: nothing of the primary's binary log applied during the run (no changes on the primary, or replication stopped)"
+		}
+		return fmt.Sprintf("replica: applied %.3g MB/s of the primary's binary log during the run (%.3g MB in all) beside these reads; the applier's CPU and IO are in the server's figures above",
+			bps/1e6, r.Evidence.Counters[target.CtrReplayBytes]/1e6)
 	}
 	if bps <= 0 {
 		return "hot standby: no WAL of the primary's replayed during the run (no changes on the primary, or replay paused)"

@@ -663,9 +663,10 @@ const (
 	// counts it; CtrWaitReplMs holds it as a wait category where wait
 	// categories are measured (performance_schema on).
 	CtrReplWaitMs = "repl_wait_ms"
-	// CtrReplayBytes is the position up to which a hot standby has
-	// replayed its primary's WAL, in bytes (PostgreSQL: its delta is the
-	// primary's changes the standby applied beside the run's reads).
+	// CtrReplayBytes counts the bytes of its primary's log a replica has
+	// applied (PostgreSQL: the hot standby's replay position in the WAL;
+	// MySQL/MariaDB: the binary log executed, SHOW REPLICA STATUS): its
+	// delta is the primary's changes the replica applied beside the run.
 	CtrReplayBytes = "replay_bytes"
 
 	// CtrLockTablePrefix + a table's name counts the lock-wait time

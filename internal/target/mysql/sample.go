@@ -56,6 +56,11 @@ func (t *myTarget) Sample(ctx context.Context) (target.Sample, error) {
 			if t.locks != nil {
 				t.locks.read(ctx, t.sampler, out)
 			}
+			if t.replica != nil {
+				if _, err := t.replica.read(ctx, t.sampler, out); err != nil {
+					return target.Sample{}, fmt.Errorf("mysql: read the replica's position: %w", err)
+				}
+			}
 			var files []target.FileStat
 			if t.files != nil {
 				if files, err = t.files.read(ctx, t.sampler); err != nil {

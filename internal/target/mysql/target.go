@@ -102,6 +102,9 @@ type myTarget struct {
 	samplerSessions int // sessions the sampler opened: from the second, after a lost one
 
 	ps *psWaits // wait categories; nil when performance_schema is off
+	// replica follows a replica's application of its primary's binary
+	// log (a read-only server with replication set up); nil otherwise.
+	replica *replicaPos
 	// files reads the per-file IO (psfiles.go); nil when performance_schema
 	// does not time InnoDB's files.
 	files *psFiles
@@ -306,6 +309,9 @@ func (t *myTarget) readInfo(ctx context.Context) error {
 		noteMissing(info.Settings, target.NotLocalEvidence)
 	}
 	info.ReadOnly = readOnly(ctx, t.admin, info.Settings)
+	if info.ReadOnly != "" {
+		t.replica = replicaStatus(ctx, t.admin)
+	}
 	t.info = info
 	return nil
 }

@@ -398,7 +398,7 @@ func (b *Base) reuse(ctx context.Context, t target.Target, progress io.Writer) e
 	what, again := "--reuse", "run "+prepare+" first, or leave out --reuse"
 	if t.Info().ReadOnly != "" { // a standby: its primary's tables come by replication
 		prepare = fmt.Sprintf("`ceiling prepare %s --rows %d --tables %d --db PRIMARY` on the primary (this server takes no writes)", b.Workload, b.Rows, b.tables())
-		again = "run " + prepare + " first, or give the --rows and --tables the primary's tables were prepared with"
+		again = "run " + prepare + " first (if it ran, this replica has not applied all of it yet: wait for it to catch up), or give the --rows and --tables the primary's tables were prepared with"
 	}
 	if b.ShardN > 0 {
 		what, again = "sharded run", "the shards start from the dataset as prepared: run "+prepare+" once before starting them"
