@@ -158,6 +158,9 @@ func testBlocks(r *report.Result) []Block {
 	if r.Target.ReadOnly != "" {
 		kv(&rows, "read-only server", r.Target.ReadOnly+": the tables were prepared on its primary")
 	}
+	if line := report.ReplayLine(r); line != "" {
+		kv(&rows, "replica's own work", line)
+	}
 	kv(&rows, "load model", loadText(r))
 	kv(&rows, "threads (connections)", strconv.Itoa(r.Load.Threads))
 	if sh := r.Load.Shard; sh != nil {

@@ -518,6 +518,22 @@ func TestReportRedactsDSN(t *testing.T) {
 	}
 }
 
+// TestReportReadOnly: a run on a hot standby says so, and how much of the
+// primary's WAL the standby replayed beside it.
+func TestReportReadOnly(t *testing.T) {
+	ins := load(t, fxPG)
+	r := ins[0].Result
+	r.Target.ReadOnly = "a hot standby: pg_is_in_recovery() is true"
+	r.Evidence.PerSec["replay_bytes"] = 1.16e6
+	r.Evidence.Counters["replay_bytes"] = 5.82e6
+	html := renderHTML(t, ins)
+	for _, want := range []string{"read-only server", "a hot standby: pg_is_in_recovery() is true", "hot standby: replayed 1.16 MB/s of the primary&#39;s WAL during the run (5.82 MB in all)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
 func TestStackKeepsGaps(t *testing.T) {
 	nan := math.NaN()
 	got := stack([]Series{{Name: "a", Y: []float64{1, nan, 2}}, {Name: "b", Y: []float64{1, nan, 3}}})
