@@ -506,10 +506,9 @@ func (e *env) prepareWorkload(ctx context.Context, t target.Target, name string,
 	if a, ok := w.(workload.Attacher); ok {
 		prep, verb = a.Attach, "checking the prepared dataset of"
 	}
-	if info := t.Info(); info.ReadOnly != "" {
-		if err := workload.ReadOnlyError(w, name, info.DSN, info.ReadOnly); err != nil {
-			return err
-		}
+	info := t.Info()
+	if err := workload.ReadOnlyError(w, name, info.DSN, info.ReadOnly); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stdout, "%s %s ...\n", verb, name)
 	start := time.Now()

@@ -53,10 +53,14 @@ func PgStandby(t testing.TB) (primary, standby string) {
 		}
 		runAs = []string{"runuser", "-u", "postgres", "--"}
 	}
+	// command is PostgreSQL's program name with args, as that user.
+	command := func(name string, args ...string) *exec.Cmd {
+		argv := append(append(append([]string{}, runAs...), filepath.Join(bin, name)), args...)
+		return exec.Command(argv[0], argv[1:]...)
+	}
 	run := func(name string, args ...string) {
 		t.Helper()
-		argv := append(append(append([]string{}, runAs...), filepath.Join(bin, name)), args...)
-		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		out, err := command(name, args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v: %s", name, err, out)
 		}
@@ -67,10 +71,7 @@ func PgStandby(t testing.TB) (primary, standby string) {
 		return fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=60 -c shared_buffers=32MB", port, dir)
 	}
 	stop := func(data string) func() {
-		return func() {
-			argv := append(append(append([]string{}, runAs...), filepath.Join(bin, "pg_ctl")), "-D", data, "-m", "immediate", "-w", "stop")
-			_ = exec.Command(argv[0], argv[1:]...).Run()
-		}
+		return func() { _ = command("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop").Run() }
 	}
 
 	run("initdb", "-D", pdata, "-A", "trust", "-U", "postgres", "--no-sync")
